@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings and helpers for the scripts in scripts/.  Sourced, never run.
+
+BWAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BWAP_BUILD=${BWAP_BUILD:-$BWAP_ROOT/build}
+
+# The kernel base: Debian's linux-source-6.12, pinned so that every machine
+# builds the same tree.  Change both lines together.
+KERNEL_SOURCE_PKG=linux-source-6.12
+KERNEL_SOURCE_VERSION=6.12.117-1~deb12u1
+KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
+
+KTREE=$BWAP_BUILD/linux          # patched kernel tree, a git repository
+GUEST_OUT=$BWAP_BUILD/guest      # guest binaries and initramfs images
+
+# Output directory of a kernel build for config variant $1 (base, debug, ...).
+kernel_objdir() { echo "$BWAP_BUILD/obj-${1:-base}"; }
+
+log()  { printf '==> %s\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Run as root, or through sudo when we are not.
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Seconds since the epoch, for stage timings.
+now() { date +%s; }
+elapsed() { echo "$(( $(now) - $1 ))s"; }

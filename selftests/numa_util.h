@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the BWAP guest programs: raw NUMA syscalls, node
+ * lists, the global weighted-interleave sysfs table, and counting where
+ * pages live.  Header-only so each test stays a single static binary.
+ */
+#ifndef BWAP_NUMA_UTIL_H
+#define BWAP_NUMA_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/mempolicy.h>
+
+#define BWAP_MAX_NODES 64
+#define BWAP_WEIGHT_DIR "/sys/kernel/mm/mempolicy/weighted_interleave"
+
+static inline long bwap_set_mempolicy(int mode, const unsigned long *mask,
+				      unsigned long maxnode)
+{
+	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
+}
+
+static inline long bwap_mbind(void *addr, unsigned long len, int mode,
+			      const unsigned long *mask, unsigned long maxnode,
+			      unsigned int flags)
+{
+	return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
+}
+
+static inline long bwap_move_pages(int pid, unsigned long count, void **pages,
+				   const int *nodes, int *status, int flags)
+{
+	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+}
+
+/*
+ * Parse a sysfs node list such as "0-3,5" into ids[]; returns the count,
+ * or -1 if the file cannot be read.
+ */
+static inline int bwap_read_node_list(const char *path, int *ids, int max)
+{
+	char buf[512], *p;
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	for (p = strtok(buf, ",\n"); p; p = strtok(NULL, ",\n")) {
+		int lo, hi;
+
+		if (sscanf(p, "%d-%d", &lo, &hi) != 2)
+			hi = lo = atoi(p);
+		for (; lo <= hi && n < max; lo++)
+			ids[n++] = lo;
+	}
+	return n;
+}
+
+/* Nodes that have memory; the nodes weighted interleave can use. */
+static inline int bwap_memory_nodes(int *ids, int max)
+{
+	return bwap_read_node_list("/sys/devices/system/node/has_memory", ids, max);
+}
+
+static inline void bwap_nodemask_set(unsigned long *mask, int node)
+{
+	mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
+}
+
+/* Read the global sysfs weight of @node; returns 1..255 or -errno. */
+static inline int bwap_sysfs_weight_get(int node)
+{
+	char path[128], buf[16];
+	int fd, len;
+
+	snprintf(path, sizeof(path), BWAP_WEIGHT_DIR "/node%d", node);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	return atoi(buf);
+}
+
+/*
+ * Write @len bytes of @text to nodeN's weight file as one write(2).
+ * Returns the write(2) result, or -errno.
+ */
+static inline long bwap_sysfs_weight_write(int node, const char *text, size_t len)
+{
+	char path[128];
+	long ret;
+	int fd;
+
+	snprintf(path, sizeof(path), BWAP_WEIGHT_DIR "/node%d", node);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, text, len);
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static inline long bwap_sysfs_weight_set(int node, int weight)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%d\n", weight);
+
+	return bwap_sysfs_weight_write(node, buf, len) == len ? 0 : -1;
+}
+
+/*
+ * Map @npages anonymous pages with THP off, and pre-build their page tables
+ * by faulting them once under the current policy and dropping them again.
+ * Page-table pages follow the task policy too; building them first means
+ * the later faults allocate data pages only, so per-node counts are exact.
+ */
+static inline char *bwap_map_prefaulted(size_t npages)
+{
+	size_t psz = getpagesize(), i;
+	char *p = mmap(NULL, npages * psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, npages * psz, MADV_NOHUGEPAGE);
+	for (i = 0; i < npages; i++)
+		p[i * psz] = 1;
+	if (madvise(p, npages * psz, MADV_DONTNEED)) {
+		munmap(p, npages * psz);
+		return NULL;
+	}
+	return p;
+}
+
+static inline void bwap_touch_pages(char *p, size_t npages)
+{
+	size_t psz = getpagesize(), i;
+
+	for (i = 0; i < npages; i++)
+		p[i * psz] = (char)i;
+}
+
+/*
+ * Count the resident pages of [p, p + npages pages) per node with
+ * move_pages(2) in query mode.  counts[] has BWAP_MAX_NODES entries.
+ * Returns the number of pages not resident on any node (status < 0),
+ * or -1 if move_pages itself failed.
+ */
+static inline long bwap_count_pages_per_node(char *p, size_t npages, long *counts)
+{
+	size_t psz = getpagesize(), i;
+	void **pages = calloc(npages, sizeof(*pages));
+	int *status = calloc(npages, sizeof(*status));
+	long missing = 0;
+
+	memset(counts, 0, BWAP_MAX_NODES * sizeof(*counts));
+	if (!pages || !status) {
+		free(pages);
+		free(status);
+		return -1;
+	}
+	for (i = 0; i < npages; i++)
+		pages[i] = p + i * psz;
+	if (bwap_move_pages(0, npages, pages, NULL, status, 0)) {
+		missing = -1;
+		goto out;
+	}
+	for (i = 0; i < npages; i++) {
+		if (status[i] >= 0 && status[i] < BWAP_MAX_NODES)
+			counts[status[i]]++;
+		else
+			missing++;
+	}
+out:
+	free(pages);
+	free(status);
+	return missing;
+}
+
+#endif /* BWAP_NUMA_UTIL_H */
