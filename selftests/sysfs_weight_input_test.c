@@ -75,10 +75,11 @@ TEST_F(weight_write, write_result_and_weight_after)
 	 */
 	ret = bwap_sysfs_weight_write(self->node, variant->text,
 				      variant->len ? variant->len : 1);
-	if (variant->want_errno)
+	if (variant->want_errno) {
 		EXPECT_EQ(-variant->want_errno, ret);
-	else
+	} else {
 		EXPECT_EQ(variant->len ? (long)variant->len : 1, ret);
+	}
 	EXPECT_EQ(variant->want_weight, bwap_sysfs_weight_get(self->node));
 }
 

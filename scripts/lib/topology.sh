@@ -108,5 +108,7 @@ topology_qemu_args() {
 			done
 		done
 	fi
-	TOPO_QEMU_ARGS=(-machine "q35,hmat=$hmat" -smp "$TOPO_CPUS" -m "${TOPO_MEM_MIB}M" "${TOPO_QEMU_ARGS[@]}")
+	# One socket per vCPU: a socket split across nodes makes the guest WARN
+	# in topology_sane() (LLC siblings on different nodes).
+	TOPO_QEMU_ARGS=(-machine "q35,hmat=$hmat" -smp "$TOPO_CPUS,sockets=$TOPO_CPUS,cores=1,threads=1" -m "${TOPO_MEM_MIB}M" "${TOPO_QEMU_ARGS[@]}")
 }
