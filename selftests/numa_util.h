@@ -17,7 +17,15 @@
 #include <sys/syscall.h>
 #include <linux/mempolicy.h>
 
+#ifndef __NR_set_mempolicy2
+#define __NR_set_mempolicy2 1000
+#define __NR_get_mempolicy2 1001
+#define __NR_mbind2 1002
+#endif
+
 #define BWAP_MAX_NODES 64
+/* maxnode as libnuma passes it: bits in the mask plus one. */
+#define BWAP_MAXNODE (BWAP_MAX_NODES + 1)
 #define BWAP_WEIGHT_DIR "/sys/kernel/mm/mempolicy/weighted_interleave"
 
 static inline long bwap_set_mempolicy(int mode, const unsigned long *mask,
@@ -37,6 +45,51 @@ static inline long bwap_move_pages(int pid, unsigned long count, void **pages,
 				   const int *nodes, int *status, int flags)
 {
 	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+}
+
+static inline void bwap_nodemask_set(unsigned long *mask, int node)
+{
+	mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
+}
+
+static inline long bwap_set_mempolicy2(const struct mpol_args *args, size_t size,
+				       unsigned int flags)
+{
+	return syscall(__NR_set_mempolicy2, args, size, flags);
+}
+
+static inline long bwap_get_mempolicy2(struct mpol_args *args, size_t size,
+				       unsigned long addr, unsigned int flags)
+{
+	return syscall(__NR_get_mempolicy2, args, size, addr, flags);
+}
+
+static inline long bwap_mbind2(void *addr, unsigned long len,
+			       const struct mpol_args *args, size_t size,
+			       unsigned int flags)
+{
+	return syscall(__NR_mbind2, addr, len, args, size, flags);
+}
+
+/*
+ * Fill @args for MPOL_WEIGHTED_INTERLEAVE over @nodes with @weights
+ * (BWAP_MAXNODE bytes, indexed by node id).  @mask must have room for
+ * BWAP_MAX_NODES bits.
+ */
+static inline void bwap_wi_args(struct mpol_args *args, unsigned long *mask,
+				const int *nodes, int nr_nodes, const unsigned char *weights)
+{
+	int i;
+
+	memset(args, 0, sizeof(*args));
+	memset(mask, 0, BWAP_MAX_NODES / 8);
+	for (i = 0; i < nr_nodes; i++)
+		bwap_nodemask_set(mask, nodes[i]);
+	args->mode = MPOL_WEIGHTED_INTERLEAVE;
+	args->home_node = -1;
+	args->pol_maxnodes = BWAP_MAXNODE;
+	args->pol_nodes = (unsigned long)mask;
+	args->il_weights = (unsigned long)weights;
 }
 
 /*
@@ -71,11 +124,6 @@ static inline int bwap_read_node_list(const char *path, int *ids, int max)
 static inline int bwap_memory_nodes(int *ids, int max)
 {
 	return bwap_read_node_list("/sys/devices/system/node/has_memory", ids, max);
-}
-
-static inline void bwap_nodemask_set(unsigned long *mask, int node)
-{
-	mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
 }
 
 /* Read the global sysfs weight of @node; returns 1..255 or -errno. */

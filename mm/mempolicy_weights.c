@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Interleave weights owned by a memory policy.
+ *
+ * An MPOL_WEIGHTED_INTERLEAVE policy normally reads the global weights in
+ * /sys/kernel/mm/mempolicy/weighted_interleave/ at allocation time.  With
+ * CONFIG_NUMA_POLICY_WEIGHTS it can instead carry a table of its own, set
+ * through set_mempolicy2(2) and mbind2(2).  This file holds the node choice
+ * shared by both kinds of table, the table's lifetime, and the user ABI
+ * (struct mpol_args).  The syscalls themselves live in mm/mempolicy.c next
+ * to their legacy counterparts.
+ */
+#include <linux/mempolicy.h>
+#include <linux/nodemask.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/mempolicy.h>
+
+#include "mempolicy_weights.h"
+
+/**
+ * mpol_wi_nid_for_index - node for interleave index @ilx
+ * @nodes: the policy's nodes, a stable local copy
+ * @t: weight source, read under rcu_read_lock()
+ * @ilx: interleave index of the allocation
+ *
+ * Walks the nodes in order, each taking as many consecutive indexes as its
+ * weight, so a run of sum-of-weights indexes gives every node exactly its
+ * weight.  Nodes of weight 0 take none.  If every node in @nodes has weight
+ * 0 (a cpuset rebind can leave only such nodes) each counts as 1, so the
+ * allocation still lands on an allowed node.
+ *
+ * Return: a node in @nodes, or NUMA_NO_NODE if @nodes is empty.
+ */
+unsigned int mpol_wi_nid_for_index(const nodemask_t *nodes,
+				   const struct mpol_wi_table *t,
+				   unsigned long ilx)
+{
+	unsigned int total = 0, target;
+	bool all_zero;
+	int nid;
+
+	if (nodes_empty(*nodes))
+		return NUMA_NO_NODE;
+	for_each_node_mask(nid, *nodes)
+		total += mpol_wi_weight(t, nid);
+	all_zero = !total;
+	if (all_zero)
+		total = nodes_weight(*nodes);
+
+	target = ilx % total;
+	for_each_node_mask(nid, *nodes) {
+		unsigned int w = all_zero ? 1 : mpol_wi_weight(t, nid);
+
+		if (target < w)
+			return nid;
+		target -= w;
+	}
+	/* Not reached: the weights of @nodes add up to total. */
+	return first_node(*nodes);
+}
+
+/**
+ * mpol_weights_check - validate an own weight table against its nodemask
+ * @weight: nr_node_ids weights
+ * @nodes: the nodemask the table goes with
+ *
+ * Return: 0 if some node in @nodes has a non-zero weight, else -EINVAL.
+ */
+int mpol_weights_check(const u8 *weight, const nodemask_t *nodes)
+{
+	int nid;
+
+	for_each_node_mask(nid, *nodes)
+		if (nid < nr_node_ids && weight[nid])
+			return 0;
+	return -EINVAL;
+}
+
+#ifdef CONFIG_NUMA_POLICY_WEIGHTS
+
+/**
+ * mpol_weights_alloc - allocate a zeroed weight table
+ * @gfp: allocation flags
+ *
+ * Return: a table of nr_node_ids weights, or NULL.
+ */
+struct mpol_weights *mpol_weights_alloc(gfp_t gfp)
+{
+	return kzalloc(struct_size_t(struct mpol_weights, weight, nr_node_ids), gfp);
+}
+
+/**
+ * mpol_weights_free - free a table after a grace period
+ * @w: table, or NULL
+ *
+ * Safe for a table readers may still see through rcu_dereference().
+ */
+void mpol_weights_free(struct mpol_weights *w)
+{
+	if (w)
+		kfree_rcu(w, rcu);
+}
+
+/**
+ * mpol_weights_dup - copy a policy's own table
+ * @pol: source policy
+ * @gfp: allocation flags
+ *
+ * Return: a new table, NULL if @pol has none, or ERR_PTR(-ENOMEM).
+ */
+struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp)
+{
+	struct mpol_weights *copy;
+	const u8 *own;
+
+	if (!rcu_access_pointer(pol->il_weights))
+		return NULL;
+	copy = mpol_weights_alloc(gfp);
+	if (!copy)
+		return ERR_PTR(-ENOMEM);
+	rcu_read_lock();
+	own = mpol_own_weights(pol);
+	if (own)
+		memcpy(copy->weight, own, nr_node_ids);
+	rcu_read_unlock();
+	if (!own) {
+		kfree(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/**
+ * mpol_weights_copy - give a duplicated policy its own copy of the weights
+ * @new: the duplicate, a plain struct copy of @old
+ * @old: the original, still referenced by the caller
+ *
+ * Tables are never shared between policies, so that replacing one
+ * policy's weights never changes another's.
+ *
+ * Return: 0, or -ENOMEM with @new left on the global weights.
+ */
+int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old)
+{
+	struct mpol_weights *w;
+
+	RCU_INIT_POINTER(new->il_weights, NULL);
+	w = mpol_weights_dup(old, GFP_KERNEL);
+	if (IS_ERR(w))
+		return PTR_ERR(w);
+	RCU_INIT_POINTER(new->il_weights, w);
+	return 0;
+}
+
+/**
+ * mpol_weights_equal - do two policies have the same weights?
+ * @a: policy
+ * @b: policy
+ *
+ * Return: true if both use the global table, or both own equal tables.
+ */
+bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b)
+{
+	const u8 *wa, *wb;
+	bool eq;
+
+	rcu_read_lock();
+	wa = mpol_own_weights(a);
+	wb = mpol_own_weights(b);
+	eq = (!wa && !wb) || (wa && wb && !memcmp(wa, wb, nr_node_ids));
+	rcu_read_unlock();
+	return eq;
+}
+
+/**
+ * mpol_args_from_user - copy struct mpol_args in, clone3-style
+ * @kargs: destination
+ * @uargs: user pointer
+ * @usize: size the caller passed
+ *
+ * Sizes below MPOL_ARGS_SIZE_VER0 are refused.  A larger size is accepted
+ * when the bytes this kernel does not know are zero.
+ *
+ * Return: 0, -EINVAL for a short size, -E2BIG for non-zero unknown bytes,
+ * or -EFAULT.
+ */
+int mpol_args_from_user(struct mpol_args *kargs,
+			const struct mpol_args __user *uargs, size_t usize)
+{
+	BUILD_BUG_ON(sizeof(struct mpol_args) != MPOL_ARGS_SIZE_VER0);
+
+	if (usize < MPOL_ARGS_SIZE_VER0 || usize > PAGE_SIZE)
+		return usize > PAGE_SIZE ? -E2BIG : -EINVAL;
+	return copy_struct_from_user(kargs, sizeof(*kargs), uargs, usize);
+}
+
+/**
+ * mpol_weights_from_user - read and validate the weights of @kargs
+ * @kargs: arguments already copied in; @kargs->il_weights may be 0
+ * @nodes: the nodemask the caller asked for
+ * @out: the new table, or NULL when the policy uses the global weights
+ *
+ * The user array has pol_maxnodes bytes; bytes for nodes this kernel cannot
+ * have are not read, and bytes for nodes outside @nodes are kept but unused.
+ *
+ * Return: 0, -EINVAL for weights with a mode other than weighted
+ * interleave or with no non-zero weight in @nodes, -EFAULT, or -ENOMEM.
+ */
+int mpol_weights_from_user(const struct mpol_args *kargs,
+			   const nodemask_t *nodes, struct mpol_weights **out)
+{
+	const u8 __user *uw = u64_to_user_ptr(kargs->il_weights);
+	struct mpol_weights *w;
+	unsigned long n;
+
+	*out = NULL;
+	if (!kargs->il_weights)
+		return 0;
+	if (kargs->mode != MPOL_WEIGHTED_INTERLEAVE)
+		return -EINVAL;
+	w = mpol_weights_alloc(GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	n = min_t(unsigned long, kargs->pol_maxnodes, nr_node_ids);
+	if (copy_from_user(w->weight, uw, n)) {
+		kfree(w);
+		return -EFAULT;
+	}
+	if (mpol_weights_check(w->weight, nodes)) {
+		kfree(w);
+		return -EINVAL;
+	}
+	*out = w;
+	return 0;
+}
+
+/**
+ * mpol_weights_to_user - copy effective weights out for get_mempolicy2()
+ * @kargs: the caller's arguments; nothing is written if il_weights is 0
+ * @weight: nr_node_ids effective weights, 0 where the policy has none
+ *
+ * Writes pol_maxnodes bytes: the weights, then zeros for node ids this
+ * kernel cannot have.
+ *
+ * Return: 0 or -EFAULT.
+ */
+int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
+{
+	u8 __user *uw = u64_to_user_ptr(kargs->il_weights);
+	unsigned long n = min_t(unsigned long, kargs->pol_maxnodes, nr_node_ids);
+
+	if (!kargs->il_weights)
+		return 0;
+	if (copy_to_user(uw, weight, n))
+		return -EFAULT;
+	if (kargs->pol_maxnodes > n &&
+	    clear_user(uw + n, kargs->pol_maxnodes - n))
+		return -EFAULT;
+	return 0;
+}
+
+/**
+ * mpol_show_own_weights - append " il_weights=N:W,..." for /proc/PID/numa_maps
+ * @m: the seq_file
+ * @pol: the policy, or NULL
+ *
+ * Prints nothing for a policy without its own weights, so existing lines
+ * are unchanged.  Only nodes in the policy's nodemask are listed.
+ */
+void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol)
+{
+	const u8 *own;
+	char sep = '=';
+	int nid;
+
+	if (!pol || pol->mode != MPOL_WEIGHTED_INTERLEAVE)
+		return;
+	rcu_read_lock();
+	own = mpol_own_weights(pol);
+	if (own) {
+		seq_puts(m, " il_weights");
+		for_each_node_mask(nid, pol->nodes) {
+			seq_printf(m, "%c%d:%u", sep, nid, own[nid]);
+			sep = ',';
+		}
+	}
+	rcu_read_unlock();
+}
+
+#endif /* CONFIG_NUMA_POLICY_WEIGHTS */

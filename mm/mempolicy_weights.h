@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Interleave weights owned by a memory policy: internal interface between
+ * mm/mempolicy.c and mm/mempolicy_weights.c.
+ */
+#ifndef _MM_MEMPOLICY_WEIGHTS_H
+#define _MM_MEMPOLICY_WEIGHTS_H
+
+#include <linux/mempolicy.h>
+#include <linux/nodemask.h>
+#include <linux/rcupdate.h>
+#include <linux/types.h>
+
+struct mpol_args;
+struct seq_file;
+
+/**
+ * struct mpol_weights - per-node weights owned by one mempolicy
+ * @rcu: frees the table after a grace period once it is replaced or the
+ *	 policy is freed
+ * @weight: nr_node_ids entries, 0..255; 0 means the node gets no new pages
+ *
+ * Lifetime: a table belongs to exactly one mempolicy, which points to it
+ * through the RCU-protected mempolicy->il_weights.  It is never shared:
+ * mpol_dup() copies it.  Writers replace the pointer with
+ * rcu_replace_pointer() while holding whatever serialises changes to that
+ * policy (task_lock() for a task policy, mmap_lock for a VMA policy) and
+ * free the old table with kfree_rcu().  Readers on the allocation path use
+ * rcu_read_lock() and rcu_dereference(), as upstream does for the global
+ * sysfs table, and never sleep while holding the table.
+ */
+struct mpol_weights {
+	struct rcu_head rcu;
+	u8 weight[];
+};
+
+/* Where a policy's weights come from, read once under rcu_read_lock(). */
+struct mpol_wi_table {
+	const u8 *own;		/* the policy's own table, or NULL */
+	const u8 *global;	/* the sysfs table, or NULL for all-default */
+};
+
+/**
+ * mpol_wi_weight - effective interleave weight of @nid
+ * @t: weight source read under rcu_read_lock()
+ * @nid: node id
+ *
+ * An own table is taken as it is, zeros included.  The global table keeps
+ * upstream's meaning: 0 (or no table) is the system default, 1.
+ *
+ * Return: the weight, 0..255.
+ */
+static inline u8 mpol_wi_weight(const struct mpol_wi_table *t, int nid)
+{
+	u8 w;
+
+	if (t->own)
+		return t->own[nid];
+	w = t->global ? t->global[nid] : 1;
+	return w ? w : 1;
+}
+
+/**
+ * mpol_own_weights - a policy's own weight table, or NULL
+ * @pol: the policy
+ *
+ * Context: rcu_read_lock() held; the table is valid until it is dropped.
+ * Return: the table (nr_node_ids entries) or NULL for the global weights.
+ */
+static inline const u8 *mpol_own_weights(struct mempolicy *pol)
+{
+#ifdef CONFIG_NUMA_POLICY_WEIGHTS
+	struct mpol_weights *w = rcu_dereference(pol->il_weights);
+
+	return w ? w->weight : NULL;
+#else
+	return NULL;
+#endif
+}
+
+unsigned int mpol_wi_nid_for_index(const nodemask_t *nodes,
+				   const struct mpol_wi_table *t,
+				   unsigned long ilx);
+int mpol_weights_check(const u8 *weight, const nodemask_t *nodes);
+
+/**
+ * struct mpol_attrs - policy attributes only the mempolicy2 syscalls set
+ * @home_node: home node, or NUMA_NO_NODE
+ * @weights: own weights handed to the new policy, or NULL; set to NULL
+ *	once the policy owns them, so the caller frees what is left
+ */
+struct mpol_attrs {
+	int home_node;
+	struct mpol_weights *weights;
+};
+
+#ifdef CONFIG_NUMA_POLICY_WEIGHTS
+struct mpol_weights *mpol_weights_alloc(gfp_t gfp);
+struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp);
+void mpol_weights_free(struct mpol_weights *w);
+bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b);
+int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old);
+
+int mpol_args_from_user(struct mpol_args *kargs,
+			const struct mpol_args __user *uargs, size_t usize);
+int mpol_weights_from_user(const struct mpol_args *kargs,
+			   const nodemask_t *nodes, struct mpol_weights **out);
+int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight);
+
+/* Hand @w to a policy that is not yet visible to anyone else. */
+static inline void mpol_weights_attach(struct mempolicy *pol,
+				       struct mpol_weights *w)
+{
+	RCU_INIT_POINTER(pol->il_weights, w);
+}
+
+/* A new policy starts on the global weights. */
+static inline void mpol_weights_init(struct mempolicy *pol)
+{
+	RCU_INIT_POINTER(pol->il_weights, NULL);
+}
+
+/* Called when the last reference to @pol is dropped. */
+static inline void mpol_weights_release(struct mempolicy *pol)
+{
+	mpol_weights_free(rcu_dereference_protected(pol->il_weights, 1));
+}
+#else
+static inline void mpol_weights_attach(struct mempolicy *pol,
+				       struct mpol_weights *w) {}
+static inline void mpol_weights_free(struct mpol_weights *w) {}
+static inline void mpol_weights_init(struct mempolicy *pol) {}
+static inline void mpol_weights_release(struct mempolicy *pol) {}
+static inline int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old)
+{
+	return 0;
+}
+
+static inline bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b)
+{
+	return true;
+}
+#endif /* CONFIG_NUMA_POLICY_WEIGHTS */
+
+#endif /* _MM_MEMPOLICY_WEIGHTS_H */
