@@ -156,6 +156,46 @@ int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old)
 }
 
 /**
+ * mpol_weights_remap - move own weights along with a remapped nodemask
+ * @pol: policy being rebound, whose nodemask is still the old one
+ * @old: the cpuset's allowed nodes the nodemask was relative to
+ * @new: the cpuset's new allowed nodes
+ *
+ * A policy without static or relative nodes has its nodemask remapped when
+ * its cpuset's nodes change: the n-th allowed node becomes the n-th new
+ * one.  Each node's weight moves with it; weights of nodes folded onto one
+ * add up, capped at 255.
+ *
+ * Context: called from the rebind path with the policy's rebinds
+ * serialised (task_lock() for a task policy, mmap_write_lock() for VMA
+ * policies); may not sleep.  If the GFP_ATOMIC allocation fails, the
+ * weights stay on their old node ids and still take effect on any node
+ * the new nodemask shares with the old one.
+ */
+void mpol_weights_remap(struct mempolicy *pol, const nodemask_t *old,
+			const nodemask_t *new)
+{
+	struct mpol_weights *cur, *w;
+	int nid;
+
+	/* Rebinds of @pol are serialised by the caller, see above. */
+	cur = rcu_dereference_protected(pol->il_weights, 1);
+	if (!cur || nodes_equal(*old, *new))
+		return;
+	w = kzalloc(struct_size(w, weight, nr_node_ids), GFP_ATOMIC | __GFP_NOWARN);
+	if (!w)
+		return;
+	for_each_node_mask(nid, pol->nodes) {
+		int to = node_remap(nid, *old, *new);
+
+		if (to < nr_node_ids)
+			w->weight[to] = min(255, w->weight[to] + cur->weight[nid]);
+	}
+	rcu_assign_pointer(pol->il_weights, w);
+	mpol_weights_free(cur);
+}
+
+/**
  * mpol_weights_equal - do two policies have the same weights?
  * @a: policy
  * @b: policy
@@ -291,3 +331,5 @@ void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol)
 }
 
 #endif /* CONFIG_NUMA_POLICY_WEIGHTS */
+
+#include "tests/mempolicy_weights_kunit.h"

@@ -100,6 +100,8 @@ struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp);
 void mpol_weights_free(struct mpol_weights *w);
 bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b);
 int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old);
+void mpol_weights_remap(struct mempolicy *pol, const nodemask_t *old,
+			const nodemask_t *new);
 
 int mpol_args_from_user(struct mpol_args *kargs,
 			const struct mpol_args __user *uargs, size_t usize);
@@ -135,6 +137,10 @@ static inline int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old
 {
 	return 0;
 }
+
+static inline void mpol_weights_remap(struct mempolicy *pol,
+				      const nodemask_t *old,
+				      const nodemask_t *new) {}
 
 static inline bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b)
 {

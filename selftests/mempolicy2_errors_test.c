@@ -8,10 +8,10 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "numa_util.h"
+#include "cpuset_util.h"
 
 enum which { SET, MBIND, GET };
 
@@ -239,65 +239,33 @@ TEST(larger_size_with_zero_tail_is_accepted)
 /*
  * A real cpuset: in a cgroup whose cpuset.mems is node 0, naming node 1 is
  * EINVAL, node 0 alone is fine, and MPOL_F_STATIC_NODES may name node 1.
- * Runs in a child, which the cgroup holds only until it exits.
+ * The test process leaves the cgroup and removes it at the end.
  */
 TEST(cpuset_restricted_nodes_are_refused)
 {
-	const char *cg = "/sys/fs/cgroup/bwap-mempolicy2-test";
+	const char *cg = BWAP_CGROUP_ROOT "/bwap-mempolicy2-test";
 	int nodes[BWAP_MAX_NODES], n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
-	int status, fd;
-	char path[128];
-	pid_t pid;
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[BWAP_MAXNODE] = { 3, 1 };
+	int both[2] = { 0, 1 };
+	struct mpol_args a;
 
 	if (n < 2)
 		SKIP(return, "Not enough NUMA nodes available");
-	fd = open("/sys/fs/cgroup/cgroup.subtree_control", O_WRONLY);
-	ASSERT_GE(fd, 0) TH_LOG("cgroup2 is not mounted at /sys/fs/cgroup");
-	ASSERT_EQ(7, write(fd, "+cpuset", 7));
-	close(fd);
-	rmdir(cg);
-	ASSERT_EQ(0, mkdir(cg, 0755));
-	snprintf(path, sizeof(path), "%s/cpuset.mems", cg);
-	fd = open(path, O_WRONLY);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(1, write(fd, "0", 1));
-	close(fd);
+	ASSERT_EQ(0, bwap_cpuset_create(cg, "0"));
+	ASSERT_EQ(0, bwap_cpuset_join(cg));
 
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-		unsigned char w[BWAP_MAXNODE] = { 0 };
-		int both[2] = { 0, 1 };
-		struct mpol_args a;
-		char me[32];
-		int len;
+	bwap_wi_args(&a, mask, both, 2, w);
+	EXPECT_EQ(-1, bwap_set_mempolicy2(&a, sizeof(a), 0));
+	EXPECT_EQ(EINVAL, errno);
+	bwap_wi_args(&a, mask, both, 1, w);
+	EXPECT_EQ(0, bwap_set_mempolicy2(&a, sizeof(a), 0));
+	bwap_wi_args(&a, mask, both, 2, w);
+	a.mode_flags = MPOL_F_STATIC_NODES;
+	EXPECT_EQ(0, bwap_set_mempolicy2(&a, sizeof(a), 0));
 
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-		fd = open(path, O_WRONLY);
-		len = snprintf(me, sizeof(me), "%d", getpid());
-		if (fd < 0 || write(fd, me, len) != len)
-			_exit(10);
-		close(fd);
-		w[0] = 3;
-		w[1] = 1;
-		bwap_wi_args(&a, mask, both, 2, w);
-		if (bwap_set_mempolicy2(&a, sizeof(a), 0) != -1 || errno != EINVAL)
-			_exit(11);
-		bwap_wi_args(&a, mask, both, 1, w);
-		if (bwap_set_mempolicy2(&a, sizeof(a), 0))
-			_exit(12);
-		bwap_wi_args(&a, mask, both, 2, w);
-		a.mode_flags = MPOL_F_STATIC_NODES;
-		if (bwap_set_mempolicy2(&a, sizeof(a), 0))
-			_exit(13);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, rmdir(cg));
-	ASSERT_TRUE(WIFEXITED(status));
-	/* 10: cannot join; 11: node 1 not refused; 12, 13: valid call refused */
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	EXPECT_EQ(0, bwap_cpuset_leave_and_remove(cg));
 }
 
 TEST_HARNESS_MAIN

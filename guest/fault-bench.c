@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fault-bench: page-fault cost of weighted interleave with a policy's own
+ * weights, side by side with the global sysfs weights, MPOL_INTERLEAVE and
+ * the default policy, in one guest.  The four run in rotating order in
+ * every repetition; the report gives each one's median cost per fault and
+ * the ratios between them.  Run the guest with -icount (run-vm --icount)
+ * so the guest clock counts instructions and runs repeat exactly.
+ */
+#include <getopt.h>
+#include <time.h>
+
+#include "numa_util.h"
+
+enum { OWN, GLOBAL, INTERLEAVE, DEFAULT, NR_POLICIES };
+static const char *const names[NR_POLICIES] = {
+	"weighted, own weights", "weighted, global weights",
+	"MPOL_INTERLEAVE", "default (local)",
+};
+
+static int nodes[BWAP_MAX_NODES], nr_nodes;
+static unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+static unsigned char weights[BWAP_MAXNODE];
+
+static int set_policy(int which)
+{
+	struct mpol_args args;
+	unsigned long m[BWAP_MAX_NODES / (8 * sizeof(long))];
+
+	switch (which) {
+	case OWN:
+		bwap_wi_args(&args, m, nodes, nr_nodes, weights);
+		return bwap_set_mempolicy2(&args, sizeof(args), 0);
+	case GLOBAL:
+		return bwap_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE, mask, BWAP_MAXNODE);
+	case INTERLEAVE:
+		return bwap_set_mempolicy(MPOL_INTERLEAVE, mask, BWAP_MAXNODE);
+	default:
+		return bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	}
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Nanoseconds per fault for @npages faults under policy @which. */
+static double measure(int which, size_t npages)
+{
+	char *buf = bwap_map_prefaulted(npages);
+	double t0, t1;
+
+	if (!buf || set_policy(which)) {
+		perror("fault-bench: setting up");
+		exit(1);
+	}
+	t0 = now_ns();
+	bwap_touch_pages(buf, npages);
+	t1 = now_ns();
+	set_policy(DEFAULT);
+	munmap(buf, npages * getpagesize());
+	return (t1 - t0) / npages;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "reps", required_argument, NULL, 'r' },
+		{ "pages", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	int saved[BWAP_MAX_NODES], reps = 7, i, r, c;
+	double (*t)[NR_POLICIES], med[NR_POLICIES], lo[NR_POLICIES], hi[NR_POLICIES];
+	size_t npages = 4000;
+
+	while ((c = getopt_long(argc, argv, "r:p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 'p':
+			npages = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			printf("Usage: fault-bench [--reps N (7)] [--pages N (4000)]\n"
+			       "Compares page-fault cost under four policies; needs root.\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (reps < 1 || npages < 1) {
+		fprintf(stderr, "fault-bench: --reps and --pages must be positive\n");
+		return 2;
+	}
+	nr_nodes = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	if (nr_nodes < 2) {
+		fprintf(stderr, "fault-bench: needs at least 2 memory nodes\n");
+		return 1;
+	}
+	/* Same weights both ways: own table and global sysfs table. */
+	for (i = 0; i < nr_nodes; i++) {
+		weights[nodes[i]] = (unsigned char[]){ 5, 3, 1, 1 }[i % 4];
+		saved[i] = bwap_sysfs_weight_get(nodes[i]);
+		if (bwap_sysfs_weight_set(nodes[i], weights[nodes[i]])) {
+			fprintf(stderr, "fault-bench: cannot set sysfs weights (root?)\n");
+			return 1;
+		}
+		bwap_nodemask_set(mask, nodes[i]);
+	}
+	t = calloc(reps, sizeof(*t));
+	measure(DEFAULT, npages);	/* warm-up, not counted */
+	for (r = 0; r < reps; r++)
+		for (i = 0; i < NR_POLICIES; i++) {
+			int which = (r + i) % NR_POLICIES;	/* rotate order */
+
+			t[r][which] = measure(which, npages);
+		}
+	for (i = 0; i < NR_POLICIES; i++) {
+		double v[reps];
+
+		for (r = 0; r < reps; r++)
+			v[r] = t[r][i];
+		qsort(v, reps, sizeof(double), cmp_double);
+		med[i] = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+		lo[i] = v[0];
+		hi[i] = v[reps - 1];
+	}
+	for (i = 0; i < nr_nodes; i++)
+		bwap_sysfs_weight_set(nodes[i], saved[i]);
+
+	printf("fault-bench: %zu faults per run, %d runs per policy, rotating order, %d nodes\n",
+	       npages, reps, nr_nodes);
+	printf("guest ns per fault (instructions when run with --icount)\n\n");
+	printf("  %-26s %10s %10s %10s %14s\n", "policy", "median", "min", "max",
+	       "vs global wts");
+	for (i = 0; i < NR_POLICIES; i++)
+		printf("  %-26s %10.1f %10.1f %10.1f %13.3fx\n", names[i], med[i],
+		       lo[i], hi[i], med[GLOBAL] / med[i]);
+	printf("\nthroughput ratio own/global weights: %.3f (goal >= 0.97)\n",
+	       med[GLOBAL] / med[OWN]);
+	printf("throughput ratio own weights/MPOL_INTERLEAVE: %.3f\n",
+	       med[INTERLEAVE] / med[OWN]);
+	printf("throughput ratio own weights/default: %.3f\n", med[DEFAULT] / med[OWN]);
+	free(t);
+	return 0;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * get_mempolicy2() returns what was set: mode, mode flags, nodemask, home
+ * node and the effective weights (the policy's own, or the global sysfs
+ * table when it has none), for the task policy and, with MPOL_F_ADDR, for
+ * a VMA.  /proc/self/numa_maps shows own weights as a new last field and
+ * leaves every other line as it was.
+ */
+#include "kselftest_harness.h"
+#include "numa_util.h"
+
+#define MASK_LONGS (BWAP_MAX_NODES / (8 * sizeof(long)))
+
+struct readback {
+	struct mpol_args args;
+	unsigned long mask[MASK_LONGS];
+	unsigned char w[BWAP_MAXNODE];
+};
+
+static long read_policy(struct readback *r, void *addr)
+{
+	memset(r, 0, sizeof(*r));
+	memset(r->w, 0xee, sizeof(r->w));
+	r->args.pol_maxnodes = BWAP_MAXNODE;
+	r->args.pol_nodes = (unsigned long)r->mask;
+	r->args.il_weights = (unsigned long)r->w;
+	return bwap_get_mempolicy2(&r->args, sizeof(r->args), (unsigned long)addr,
+				   addr ? MPOL_F_ADDR : 0);
+}
+
+/* The numa_maps line of the VMA starting at @addr, or "" if none. */
+static void numa_maps_line(void *addr, char *line, size_t len)
+{
+	char want[32];
+	FILE *f = fopen("/proc/self/numa_maps", "r");
+
+	line[0] = '\0';
+	if (!f)
+		return;
+	snprintf(want, sizeof(want), "%08lx ", (unsigned long)addr);
+	while (fgets(line, len, f))
+		if (!strncmp(line, want, strlen(want)))
+			break;
+	if (strncmp(line, want, strlen(want)))
+		line[0] = '\0';
+	fclose(f);
+}
+
+FIXTURE(query) {
+	int nodes[BWAP_MAX_NODES];
+	int nr_nodes;
+	unsigned char w[BWAP_MAXNODE];
+	unsigned long mask[MASK_LONGS];
+	struct mpol_args args;
+	int saved_sysfs[BWAP_MAX_NODES];
+};
+
+FIXTURE_SETUP(query)
+{
+	int i;
+
+	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	if (self->nr_nodes < 2)
+		SKIP(return, "Not enough NUMA nodes available");
+	memset(self->w, 0, sizeof(self->w));
+	for (i = 0; i < self->nr_nodes; i++) {
+		self->w[self->nodes[i]] = (unsigned char[]){ 5, 3, 1, 1 }[i % 4];
+		self->saved_sysfs[i] = bwap_sysfs_weight_get(self->nodes[i]);
+	}
+	bwap_wi_args(&self->args, self->mask, self->nodes, self->nr_nodes, self->w);
+}
+
+FIXTURE_TEARDOWN(query)
+{
+	int i;
+
+	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	for (i = 0; i < self->nr_nodes; i++)
+		if (self->saved_sysfs[i] > 0)
+			bwap_sysfs_weight_set(self->nodes[i], self->saved_sysfs[i]);
+}
+
+TEST_F(query, task_policy_round_trip_with_own_weights)
+{
+	struct readback r;
+
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, read_policy(&r, NULL));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
+	EXPECT_EQ(0, r.args.mode_flags);
+	EXPECT_EQ(-1, r.args.home_node);
+	EXPECT_EQ(0, memcmp(r.mask, self->mask, sizeof(r.mask)));
+	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
+}
+
+TEST_F(query, without_own_weights_reports_global_sysfs_weights)
+{
+	unsigned char want[BWAP_MAXNODE] = { 0 };
+	struct readback r;
+	int i;
+
+	for (i = 0; i < self->nr_nodes; i++) {
+		ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[i], 7 + i));
+		want[self->nodes[i]] = 7 + i;
+	}
+	self->args.il_weights = 0;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, read_policy(&r, NULL));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
+	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
+	/* Read at call time: a sysfs change shows up at once. */
+	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 200));
+	want[self->nodes[0]] = 200;
+	ASSERT_EQ(0, read_policy(&r, NULL));
+	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
+}
+
+TEST_F(query, default_policy_reads_as_default_with_no_weights)
+{
+	unsigned long empty[MASK_LONGS] = { 0 };
+	unsigned char zero[BWAP_MAXNODE] = { 0 };
+	struct readback r;
+
+	ASSERT_EQ(0, read_policy(&r, NULL));
+	EXPECT_EQ(MPOL_DEFAULT, r.args.mode);
+	EXPECT_EQ(-1, r.args.home_node);
+	EXPECT_EQ(0, memcmp(r.mask, empty, sizeof(empty)));
+	EXPECT_EQ(0, memcmp(r.w, zero, sizeof(zero)));
+}
+
+TEST_F(query, bind_home_node_round_trip)
+{
+	struct readback r;
+
+	self->args.mode = MPOL_BIND;
+	self->args.il_weights = 0;
+	self->args.home_node = self->nodes[1];
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, read_policy(&r, NULL));
+	EXPECT_EQ(MPOL_BIND, r.args.mode);
+	EXPECT_EQ(self->nodes[1], r.args.home_node);
+	EXPECT_EQ(0, memcmp(r.mask, self->mask, sizeof(r.mask)));
+}
+
+TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
+{
+	size_t len = 8 * getpagesize();
+	char *own = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *legacy = own + len, line[1024], want[256];
+	struct readback r;
+	int i, off = 0;
+
+	ASSERT_NE(MAP_FAILED, own);
+	ASSERT_EQ(0, bwap_mbind2(own, len, &self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_mbind(legacy, len, MPOL_WEIGHTED_INTERLEAVE, self->mask,
+				BWAP_MAXNODE, 0));
+	own[0] = legacy[0] = 1;
+
+	ASSERT_EQ(0, read_policy(&r, own));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
+	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
+	ASSERT_EQ(0, read_policy(&r, own + len - 1));	/* not merged */
+	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
+
+	/* Own weights: " il_weights=0:5,1:3,..." ends the line. */
+	off = snprintf(want, sizeof(want), " il_weights");
+	for (i = 0; i < self->nr_nodes; i++)
+		off += snprintf(want + off, sizeof(want) - off, "%c%d:%d",
+				i ? ',' : '=', self->nodes[i], self->w[self->nodes[i]]);
+	snprintf(want + off, sizeof(want) - off, "\n");
+	numa_maps_line(own, line, sizeof(line));
+	TH_LOG("own:    %s", line);
+	ASSERT_NE(0, line[0]);
+	ASSERT_GE(strlen(line), strlen(want));
+	EXPECT_STREQ(want, line + strlen(line) - strlen(want));
+	EXPECT_NE(NULL, strstr(line, " weighted interleave:"));
+
+	/* Global weights: the upstream line, no new field. */
+	numa_maps_line(legacy, line, sizeof(line));
+	TH_LOG("legacy: %s", line);
+	ASSERT_NE(0, line[0]);
+	EXPECT_EQ(NULL, strstr(line, "il_weights"));
+	EXPECT_NE(NULL, strstr(line, " kernelpagesize_kB=4\n"));
+	munmap(own, 2 * len);
+}
+
+TEST_HARNESS_MAIN
