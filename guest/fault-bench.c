@@ -6,6 +6,10 @@
  * every repetition; the report gives each one's median cost per fault and
  * the ratios between them.  Run the guest with -icount (run-vm --icount)
  * so the guest clock counts instructions and runs repeat exactly.
+ *
+ * The bulk allocator is measured the same way, through the debugfs knob
+ * /sys/kernel/debug/bwap/bulk_alloc (CONFIG_NUMA_POLICY_BULK_DEBUGFS),
+ * which allocates N pages in one bulk call under the writer's policy.
  */
 #include <getopt.h>
 #include <time.h>
@@ -66,6 +70,57 @@ static double measure(int which, size_t npages)
 	return (t1 - t0) / npages;
 }
 
+static int cmp_double(const void *a, const void *b);
+
+static void report(const char *title, double (*t)[NR_POLICIES], int reps)
+{
+	double med[NR_POLICIES], lo[NR_POLICIES], hi[NR_POLICIES];
+	int i, r;
+
+	for (i = 0; i < NR_POLICIES; i++) {
+		double v[reps];
+
+		for (r = 0; r < reps; r++)
+			v[r] = t[r][i];
+		qsort(v, reps, sizeof(double), cmp_double);
+		med[i] = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+		lo[i] = v[0];
+		hi[i] = v[reps - 1];
+	}
+	printf("\n%s\n", title);
+	printf("  %-26s %10s %10s %10s %14s\n", "policy", "median", "min", "max",
+	       "vs global wts");
+	for (i = 0; i < NR_POLICIES; i++)
+		printf("  %-26s %10.1f %10.1f %10.1f %13.3fx\n", names[i], med[i],
+		       lo[i], hi[i], med[GLOBAL] / med[i]);
+	printf("  throughput ratio own/global weights: %.3f (goal >= 0.97)\n",
+	       med[GLOBAL] / med[OWN]);
+	printf("  throughput ratio own weights/MPOL_INTERLEAVE: %.3f\n",
+	       med[INTERLEAVE] / med[OWN]);
+	printf("  throughput ratio own weights/default: %.3f\n", med[DEFAULT] / med[OWN]);
+}
+
+/* Nanoseconds per page of one bulk allocation of @npages under @which. */
+static double measure_bulk(int fd, int which, size_t npages)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%zu", npages);
+	double t0, t1;
+
+	if (set_policy(which)) {
+		perror("fault-bench: setting policy");
+		exit(1);
+	}
+	t0 = now_ns();
+	if (write(fd, buf, len) != len) {
+		perror("fault-bench: " BWAP_BULK_ALLOC);
+		exit(1);
+	}
+	t1 = now_ns();
+	set_policy(DEFAULT);
+	return (t1 - t0) / npages;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -82,7 +137,9 @@ int main(int argc, char **argv)
 		{ }
 	};
 	int saved[BWAP_MAX_NODES], reps = 7, i, r, c;
-	double (*t)[NR_POLICIES], med[NR_POLICIES], lo[NR_POLICIES], hi[NR_POLICIES];
+	double (*t)[NR_POLICIES], (*tb)[NR_POLICIES];
+	char title[128];
+	int bulk_fd;
 	size_t npages = 4000;
 
 	while ((c = getopt_long(argc, argv, "r:p:h", opts, NULL)) != -1) {
@@ -119,39 +176,40 @@ int main(int argc, char **argv)
 		bwap_nodemask_set(mask, nodes[i]);
 	}
 	t = calloc(reps, sizeof(*t));
+	tb = calloc(reps, sizeof(*tb));
+	if (!t || !tb)
+		return 1;
+	bulk_fd = open(BWAP_BULK_ALLOC, O_WRONLY);
 	measure(DEFAULT, npages);	/* warm-up, not counted */
+	if (bulk_fd >= 0)
+		measure_bulk(bulk_fd, DEFAULT, npages);
 	for (r = 0; r < reps; r++)
 		for (i = 0; i < NR_POLICIES; i++) {
 			int which = (r + i) % NR_POLICIES;	/* rotate order */
 
 			t[r][which] = measure(which, npages);
+			if (bulk_fd >= 0)
+				tb[r][which] = measure_bulk(bulk_fd, which, npages);
 		}
-	for (i = 0; i < NR_POLICIES; i++) {
-		double v[reps];
-
-		for (r = 0; r < reps; r++)
-			v[r] = t[r][i];
-		qsort(v, reps, sizeof(double), cmp_double);
-		med[i] = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
-		lo[i] = v[0];
-		hi[i] = v[reps - 1];
-	}
 	for (i = 0; i < nr_nodes; i++)
 		bwap_sysfs_weight_set(nodes[i], saved[i]);
 
-	printf("fault-bench: %zu faults per run, %d runs per policy, rotating order, %d nodes\n",
-	       npages, reps, nr_nodes);
-	printf("guest ns per fault (instructions when run with --icount)\n\n");
-	printf("  %-26s %10s %10s %10s %14s\n", "policy", "median", "min", "max",
-	       "vs global wts");
-	for (i = 0; i < NR_POLICIES; i++)
-		printf("  %-26s %10.1f %10.1f %10.1f %13.3fx\n", names[i], med[i],
-		       lo[i], hi[i], med[GLOBAL] / med[i]);
-	printf("\nthroughput ratio own/global weights: %.3f (goal >= 0.97)\n",
-	       med[GLOBAL] / med[OWN]);
-	printf("throughput ratio own weights/MPOL_INTERLEAVE: %.3f\n",
-	       med[INTERLEAVE] / med[OWN]);
-	printf("throughput ratio own weights/default: %.3f\n", med[DEFAULT] / med[OWN]);
+	printf("fault-bench: %d runs per policy, rotating order, %d nodes, weights 5,3,1,1...\n",
+	       reps, nr_nodes);
+	printf("guest ns (instructions when run with --icount)\n");
+	snprintf(title, sizeof(title), "Page faults: ns per fault, %zu faults per run", npages);
+	report(title, t, reps);
+	if (bulk_fd >= 0) {
+		snprintf(title, sizeof(title),
+			 "Bulk allocator: ns per page, %zu pages per call", npages);
+		report(title, tb, reps);
+		close(bulk_fd);
+	} else {
+		printf("\nBulk allocator: not measured, %s is missing\n"
+		       "(needs CONFIG_NUMA_POLICY_BULK_DEBUGFS and debugfs mounted)\n",
+		       BWAP_BULK_ALLOC);
+	}
+	free(tb);
 	free(t);
 	return 0;
 }

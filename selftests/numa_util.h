@@ -242,4 +242,43 @@ out:
 	return missing;
 }
 
+#define BWAP_BULK_ALLOC "/sys/kernel/debug/bwap/bulk_alloc"
+
+/*
+ * Allocate @npages in one bulk-allocator call under the calling task's
+ * policy (CONFIG_NUMA_POLICY_BULK_DEBUGFS) and fill counts[] with the
+ * node of each page.  Returns 0, or -errno.
+ */
+static inline int bwap_bulk_alloc_count(size_t npages, long *counts)
+{
+	char buf[512], *p;
+	int fd, len, ret = 0;
+
+	memset(counts, 0, BWAP_MAX_NODES * sizeof(*counts));
+	fd = open(BWAP_BULK_ALLOC, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%zu", npages);
+	if (write(fd, buf, len) != len) {
+		ret = -errno;
+		goto out;
+	}
+	len = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (len <= 0) {
+		ret = -EIO;
+		goto out;
+	}
+	buf[len] = '\0';
+	for (p = strstr(buf, " N"); p; p = strstr(p + 1, " N")) {
+		int nid;
+		long n;
+
+		if (sscanf(p, " N%d=%ld", &nid, &n) == 2 && nid >= 0 && nid < BWAP_MAX_NODES)
+			counts[nid] = n;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 #endif /* BWAP_NUMA_UTIL_H */
