@@ -134,26 +134,54 @@ struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp)
 }
 
 /**
- * mpol_weights_copy - give a duplicated policy its own copy of the weights
- * @new: the duplicate, a plain struct copy of @old
- * @old: the original, still referenced by the caller
+ * mpol_weights_spare_alloc - allocate room to copy a policy's weights
+ * @old: the policy about to be copied
+ * @spare: set to a new table if @old has weights of its own, else NULL
  *
- * Tables are never shared between policies, so that replacing one
- * policy's weights never changes another's.
+ * Copies of a policy are made under spinlocks, where a table cannot be
+ * allocated; this allocates one beforehand.  Pass it to
+ * mpol_weights_copy_into() and free what is left with mpol_weights_free().
  *
- * Return: 0, or -ENOMEM with @new left on the global weights.
+ * Return: 0, or -ENOMEM.
  */
-int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old)
+int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare)
 {
-	struct mpol_weights *w;
+	*spare = NULL;
+	if (!rcu_access_pointer(old->il_weights))
+		return 0;
+	*spare = mpol_weights_alloc(GFP_KERNEL);
+	return *spare ? 0 : -ENOMEM;
+}
+
+/**
+ * mpol_weights_copy_into - give a copied policy its own copy of the weights
+ * @new: the copy, just made with a struct assignment from @old
+ * @old: the original, still referenced by the caller
+ * @spare: table from mpol_weights_spare_alloc(); consumed (set to NULL)
+ *	if @new takes it
+ *
+ * Tables are never shared between policies, so changing one policy's
+ * weights never changes another's.  Does not sleep.
+ */
+void mpol_weights_copy_into(struct mempolicy *new, struct mempolicy *old,
+			    struct mpol_weights **spare)
+{
+	const u8 *own;
 
 	RCU_INIT_POINTER(new->il_weights, NULL);
-	w = mpol_weights_dup(old, GFP_KERNEL);
-	if (IS_ERR(w))
-		return PTR_ERR(w);
-	RCU_INIT_POINTER(new->il_weights, w);
-	return 0;
+	rcu_read_lock();
+	own = mpol_own_weights(old);
+	if (own && *spare) {
+		memcpy((*spare)->weight, own, nr_node_ids);
+		RCU_INIT_POINTER(new->il_weights, *spare);
+		*spare = NULL;
+	}
+	rcu_read_unlock();
 }
+
+/* Scratch for mpol_weights_remap(); rebinds cannot allocate. */
+static DEFINE_RAW_SPINLOCK(mpol_remap_lock);
+static u8 mpol_remap_scratch[MAX_NUMNODES];
 
 /**
  * mpol_weights_remap - move own weights along with a remapped nodemask
@@ -168,31 +196,32 @@ int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old)
  *
  * Context: called from the rebind path with the policy's rebinds
  * serialised (task_lock() for a task policy, mmap_write_lock() for VMA
- * policies); may not sleep.  If the GFP_ATOMIC allocation fails, the
- * weights stay on their old node ids and still take effect on any node
- * the new nodemask shares with the old one.
+ * policies), possibly with IRQs off and mems_allowed_seq held, so it must
+ * not allocate: the table is rewritten in place (see struct mpol_weights).
  */
 void mpol_weights_remap(struct mempolicy *pol, const nodemask_t *old,
 			const nodemask_t *new)
 {
-	struct mpol_weights *cur, *w;
+	struct mpol_weights *cur;
+	unsigned long flags;
 	int nid;
 
 	/* Rebinds of @pol are serialised by the caller, see above. */
 	cur = rcu_dereference_protected(pol->il_weights, 1);
 	if (!cur || nodes_equal(*old, *new))
 		return;
-	w = kzalloc(struct_size(w, weight, nr_node_ids), GFP_ATOMIC | __GFP_NOWARN);
-	if (!w)
-		return;
+	raw_spin_lock_irqsave(&mpol_remap_lock, flags);
+	memset(mpol_remap_scratch, 0, nr_node_ids);
 	for_each_node_mask(nid, pol->nodes) {
 		int to = node_remap(nid, *old, *new);
 
 		if (to < nr_node_ids)
-			w->weight[to] = min(255, w->weight[to] + cur->weight[nid]);
+			mpol_remap_scratch[to] = min(255, mpol_remap_scratch[to] +
+						     cur->weight[nid]);
 	}
-	rcu_assign_pointer(pol->il_weights, w);
-	mpol_weights_free(cur);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		WRITE_ONCE(cur->weight[nid], mpol_remap_scratch[nid]);
+	raw_spin_unlock_irqrestore(&mpol_remap_lock, flags);
 }
 
 /**

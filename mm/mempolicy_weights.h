@@ -22,12 +22,17 @@ struct seq_file;
  *
  * Lifetime: a table belongs to exactly one mempolicy, which points to it
  * through the RCU-protected mempolicy->il_weights.  It is never shared:
- * mpol_dup() copies it.  Writers replace the pointer with
- * rcu_replace_pointer() while holding whatever serialises changes to that
- * policy (task_lock() for a task policy, mmap_lock for a VMA policy) and
- * free the old table with kfree_rcu().  Readers on the allocation path use
- * rcu_read_lock() and rcu_dereference(), as upstream does for the global
- * sysfs table, and never sleep while holding the table.
+ * every copy of a policy (mpol_dup(), a split shared-policy range) gets a
+ * copy of the table, allocated before any spinlock is taken.  Writers that
+ * replace a table publish the new one with rcu_assign_pointer() while
+ * holding whatever serialises changes to that policy (task_lock() for a
+ * task policy, mmap_lock for a VMA policy) and free the old one with
+ * kfree_rcu().  A cpuset rebind cannot allocate (it runs with IRQs off and
+ * mems_allowed_seq held), so it rewrites the table in place with
+ * WRITE_ONCE(); a concurrent reader may then see old and new weights mixed
+ * for one allocation, as it may see the nodemask change under it.
+ * Readers on the allocation path use rcu_read_lock(), rcu_dereference()
+ * and READ_ONCE() on the bytes, and never sleep while holding the table.
  */
 struct mpol_weights {
 	struct rcu_head rcu;
@@ -54,8 +59,9 @@ static inline u8 mpol_wi_weight(const struct mpol_wi_table *t, int nid)
 {
 	u8 w;
 
+	/* READ_ONCE: a cpuset rebind rewrites a table in place. */
 	if (t->own)
-		return t->own[nid];
+		return READ_ONCE(t->own[nid]);
 	w = t->global ? t->global[nid] : 1;
 	return w ? w : 1;
 }
@@ -99,7 +105,17 @@ struct mpol_weights *mpol_weights_alloc(gfp_t gfp);
 struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp);
 void mpol_weights_free(struct mpol_weights *w);
 bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b);
-int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old);
+int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare);
+
+/* Room for a copy of weights whose source is not known yet. */
+static inline int mpol_weights_spare_alloc_any(struct mpol_weights **spare)
+{
+	*spare = mpol_weights_alloc(GFP_KERNEL);
+	return *spare ? 0 : -ENOMEM;
+}
+
+void mpol_weights_copy_into(struct mempolicy *new, struct mempolicy *old,
+			    struct mpol_weights **spare);
 void mpol_weights_remap(struct mempolicy *pol, const nodemask_t *old,
 			const nodemask_t *new);
 
@@ -133,10 +149,22 @@ static inline void mpol_weights_attach(struct mempolicy *pol,
 static inline void mpol_weights_free(struct mpol_weights *w) {}
 static inline void mpol_weights_init(struct mempolicy *pol) {}
 static inline void mpol_weights_release(struct mempolicy *pol) {}
-static inline int mpol_weights_copy(struct mempolicy *new, struct mempolicy *old)
+static inline int mpol_weights_spare_alloc(struct mempolicy *old,
+					   struct mpol_weights **spare)
 {
+	*spare = NULL;
 	return 0;
 }
+
+static inline int mpol_weights_spare_alloc_any(struct mpol_weights **spare)
+{
+	*spare = NULL;
+	return 0;
+}
+
+static inline void mpol_weights_copy_into(struct mempolicy *new,
+					  struct mempolicy *old,
+					  struct mpol_weights **spare) {}
 
 static inline void mpol_weights_remap(struct mempolicy *pol,
 				      const nodemask_t *old,

@@ -185,4 +185,42 @@ TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
 	munmap(own, 2 * len);
 }
 
+/*
+ * Regression test: splitting a shmem shared-policy range copied the policy
+ * struct, so both halves pointed at one weight table, freed twice when the
+ * file went away.  Each half must keep its own copy of the weights.
+ */
+TEST_F(query, shmem_split_range_keeps_own_weights_copy)
+{
+	size_t psz = getpagesize(), len = 3 * psz;
+	unsigned long mid_mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	struct readback r;
+	char *buf;
+	int round;
+
+	for (round = 0; round < 3; round++) {
+		buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, buf);
+		ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+		bwap_nodemask_set(mid_mask, self->nodes[0]);
+		ASSERT_EQ(0, bwap_mbind(buf + psz, psz, MPOL_BIND, mid_mask,
+					BWAP_MAXNODE, 0));
+		memset(buf, 1, len);
+		ASSERT_EQ(0, read_policy(&r, buf));
+		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
+		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
+		ASSERT_EQ(0, read_policy(&r, buf + psz));
+		EXPECT_EQ(MPOL_BIND, r.args.mode);
+		ASSERT_EQ(0, read_policy(&r, buf + 2 * psz));
+		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
+		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
+		/* Replace the first part: its table is freed, the last part's stays. */
+		ASSERT_EQ(0, bwap_mbind(buf, psz, MPOL_BIND, mid_mask, BWAP_MAXNODE, 0));
+		ASSERT_EQ(0, read_policy(&r, buf + 2 * psz));
+		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
+		munmap(buf, len);
+	}
+}
+
 TEST_HARNESS_MAIN
