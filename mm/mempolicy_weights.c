@@ -105,35 +105,6 @@ void mpol_weights_free(struct mpol_weights *w)
 }
 
 /**
- * mpol_weights_dup - copy a policy's own table
- * @pol: source policy
- * @gfp: allocation flags
- *
- * Return: a new table, NULL if @pol has none, or ERR_PTR(-ENOMEM).
- */
-struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp)
-{
-	struct mpol_weights *copy;
-	const u8 *own;
-
-	if (!rcu_access_pointer(pol->il_weights))
-		return NULL;
-	copy = mpol_weights_alloc(gfp);
-	if (!copy)
-		return ERR_PTR(-ENOMEM);
-	rcu_read_lock();
-	own = mpol_own_weights(pol);
-	if (own)
-		memcpy(copy->weight, own, nr_node_ids);
-	rcu_read_unlock();
-	if (!own) {
-		kfree(copy);
-		return NULL;
-	}
-	return copy;
-}
-
-/**
  * mpol_weights_spare_alloc - allocate room to copy a policy's weights
  * @old: the policy about to be copied
  * @spare: set to a new table if @old has weights of its own, else NULL
@@ -149,8 +120,7 @@ int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare)
 	*spare = NULL;
 	if (!rcu_access_pointer(old->il_weights))
 		return 0;
-	*spare = mpol_weights_alloc(GFP_KERNEL);
-	return *spare ? 0 : -ENOMEM;
+	return mpol_weights_spare_alloc_any(spare);
 }
 
 /**

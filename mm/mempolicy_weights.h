@@ -102,7 +102,6 @@ struct mpol_attrs {
 
 #ifdef CONFIG_NUMA_POLICY_WEIGHTS
 struct mpol_weights *mpol_weights_alloc(gfp_t gfp);
-struct mpol_weights *mpol_weights_dup(struct mempolicy *pol, gfp_t gfp);
 void mpol_weights_free(struct mpol_weights *w);
 bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b);
 int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare);
