@@ -68,17 +68,11 @@ static void expect_placement(struct __test_metadata *_metadata,
 static void expect_weights(struct __test_metadata *_metadata,
 			   const unsigned char *want)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE];
-	struct mpol_args a = {
-		.pol_maxnodes = BWAP_MAXNODE,
-		.pol_nodes = (unsigned long)mask,
-		.il_weights = (unsigned long)w,
-	};
+	struct bwap_policy got;
 
-	ASSERT_EQ(0, bwap_get_mempolicy2(&a, sizeof(a), 0, 0));
-	EXPECT_EQ(0, memcmp(want, w, 4)) TH_LOG("weights now %u,%u,%u,%u",
-						 w[0], w[1], w[2], w[3]);
+	ASSERT_EQ(0, bwap_read_policy(&got, NULL));
+	EXPECT_EQ(0, memcmp(want, got.w, 4)) TH_LOG("weights now %u,%u,%u,%u",
+						     got.w[0], got.w[1], got.w[2], got.w[3]);
 }
 
 TEST_F(rebind, static_nodes_keep_weights_on_their_nodes)

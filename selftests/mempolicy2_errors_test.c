@@ -88,24 +88,16 @@ FIXTURE_TEARDOWN(bad_input)
 
 /* Read back a policy and check it is still the known one. */
 static void expect_known_policy(struct __test_metadata *_metadata,
-				FIXTURE_DATA(bad_input) *self,
-				unsigned long addr, unsigned int flags)
+				FIXTURE_DATA(bad_input) *self, void *addr)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
-	unsigned char w[BWAP_MAXNODE];
-	struct mpol_args got = {
-		.pol_maxnodes = BWAP_MAXNODE,
-		.pol_nodes = (unsigned long)mask,
-		.il_weights = (unsigned long)w,
-	};
+	struct bwap_policy got;
 
-	memset(w, 0xee, sizeof(w));
-	ASSERT_EQ(0, bwap_get_mempolicy2(&got, sizeof(got), addr, flags));
-	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, got.mode);
-	EXPECT_EQ(0, got.mode_flags);
-	EXPECT_EQ(-1, got.home_node);
-	EXPECT_EQ(0, memcmp(mask, self->known_mask, sizeof(mask)));
-	EXPECT_EQ(0, memcmp(w, self->known_w, sizeof(w)));
+	ASSERT_EQ(0, bwap_read_policy(&got, addr));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, got.args.mode);
+	EXPECT_EQ(0, got.args.mode_flags);
+	EXPECT_EQ(-1, got.args.home_node);
+	EXPECT_EQ(0, memcmp(got.mask, self->known_mask, sizeof(got.mask)));
+	EXPECT_EQ(0, memcmp(got.w, self->known_w, sizeof(got.w)));
 }
 
 TEST_F(bad_input, fails_with_errno_and_changes_nothing)
@@ -141,8 +133,8 @@ TEST_F(bad_input, fails_with_errno_and_changes_nothing)
 	       errno ? strerrorname_np(errno) : "no error");
 	EXPECT_EQ(-1, ret);
 	EXPECT_EQ(variant->want_errno, errno);
-	expect_known_policy(_metadata, self, 0, 0);
-	expect_known_policy(_metadata, self, (unsigned long)self->range, MPOL_F_ADDR);
+	expect_known_policy(_metadata, self, NULL);
+	expect_known_policy(_metadata, self, self->range);
 }
 
 #define BAD(id, syscall_, err) \

@@ -11,23 +11,6 @@
 
 #define MASK_LONGS (BWAP_MAX_NODES / (8 * sizeof(long)))
 
-struct readback {
-	struct mpol_args args;
-	unsigned long mask[MASK_LONGS];
-	unsigned char w[BWAP_MAXNODE];
-};
-
-static long read_policy(struct readback *r, void *addr)
-{
-	memset(r, 0, sizeof(*r));
-	memset(r->w, 0xee, sizeof(r->w));
-	r->args.pol_maxnodes = BWAP_MAXNODE;
-	r->args.pol_nodes = (unsigned long)r->mask;
-	r->args.il_weights = (unsigned long)r->w;
-	return bwap_get_mempolicy2(&r->args, sizeof(r->args), (unsigned long)addr,
-				   addr ? MPOL_F_ADDR : 0);
-}
-
 /* The numa_maps line of the VMA starting at @addr, or "" if none. */
 static void numa_maps_line(void *addr, char *line, size_t len)
 {
@@ -82,10 +65,10 @@ FIXTURE_TEARDOWN(query)
 
 TEST_F(query, task_policy_round_trip_with_own_weights)
 {
-	struct readback r;
+	struct bwap_policy r;
 
 	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, read_policy(&r, NULL));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(0, r.args.mode_flags);
 	EXPECT_EQ(-1, r.args.home_node);
@@ -96,7 +79,7 @@ TEST_F(query, task_policy_round_trip_with_own_weights)
 TEST_F(query, without_own_weights_reports_global_sysfs_weights)
 {
 	unsigned char want[BWAP_MAXNODE] = { 0 };
-	struct readback r;
+	struct bwap_policy r;
 	int i;
 
 	for (i = 0; i < self->nr_nodes; i++) {
@@ -105,13 +88,13 @@ TEST_F(query, without_own_weights_reports_global_sysfs_weights)
 	}
 	self->args.il_weights = 0;
 	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, read_policy(&r, NULL));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
 	/* Read at call time: a sysfs change shows up at once. */
 	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 200));
 	want[self->nodes[0]] = 200;
-	ASSERT_EQ(0, read_policy(&r, NULL));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
 	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
 }
 
@@ -119,9 +102,9 @@ TEST_F(query, default_policy_reads_as_default_with_no_weights)
 {
 	unsigned long empty[MASK_LONGS] = { 0 };
 	unsigned char zero[BWAP_MAXNODE] = { 0 };
-	struct readback r;
+	struct bwap_policy r;
 
-	ASSERT_EQ(0, read_policy(&r, NULL));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_DEFAULT, r.args.mode);
 	EXPECT_EQ(-1, r.args.home_node);
 	EXPECT_EQ(0, memcmp(r.mask, empty, sizeof(empty)));
@@ -130,13 +113,13 @@ TEST_F(query, default_policy_reads_as_default_with_no_weights)
 
 TEST_F(query, bind_home_node_round_trip)
 {
-	struct readback r;
+	struct bwap_policy r;
 
 	self->args.mode = MPOL_BIND;
 	self->args.il_weights = 0;
 	self->args.home_node = self->nodes[1];
 	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, read_policy(&r, NULL));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_BIND, r.args.mode);
 	EXPECT_EQ(self->nodes[1], r.args.home_node);
 	EXPECT_EQ(0, memcmp(r.mask, self->mask, sizeof(r.mask)));
@@ -148,7 +131,7 @@ TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
 	char *own = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *legacy = own + len, line[1024], want[256];
-	struct readback r;
+	struct bwap_policy r;
 	int i, off = 0;
 
 	ASSERT_NE(MAP_FAILED, own);
@@ -157,10 +140,10 @@ TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
 				BWAP_MAXNODE, 0));
 	own[0] = legacy[0] = 1;
 
-	ASSERT_EQ(0, read_policy(&r, own));
+	ASSERT_EQ(0, bwap_read_policy(&r, own));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
-	ASSERT_EQ(0, read_policy(&r, own + len - 1));	/* not merged */
+	ASSERT_EQ(0, bwap_read_policy(&r, own + len - 1));	/* not merged */
 	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 
 	/* Own weights: " il_weights=0:5,1:3,..." ends the line. */
@@ -194,7 +177,7 @@ TEST_F(query, shmem_split_range_keeps_own_weights_copy)
 {
 	size_t psz = getpagesize(), len = 3 * psz;
 	unsigned long mid_mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
-	struct readback r;
+	struct bwap_policy r;
 	char *buf;
 	int round;
 
@@ -207,17 +190,17 @@ TEST_F(query, shmem_split_range_keeps_own_weights_copy)
 		ASSERT_EQ(0, bwap_mbind(buf + psz, psz, MPOL_BIND, mid_mask,
 					BWAP_MAXNODE, 0));
 		memset(buf, 1, len);
-		ASSERT_EQ(0, read_policy(&r, buf));
+		ASSERT_EQ(0, bwap_read_policy(&r, buf));
 		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
-		ASSERT_EQ(0, read_policy(&r, buf + psz));
+		ASSERT_EQ(0, bwap_read_policy(&r, buf + psz));
 		EXPECT_EQ(MPOL_BIND, r.args.mode);
-		ASSERT_EQ(0, read_policy(&r, buf + 2 * psz));
+		ASSERT_EQ(0, bwap_read_policy(&r, buf + 2 * psz));
 		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 		/* Replace the first part: its table is freed, the last part's stays. */
 		ASSERT_EQ(0, bwap_mbind(buf, psz, MPOL_BIND, mid_mask, BWAP_MAXNODE, 0));
-		ASSERT_EQ(0, read_policy(&r, buf + 2 * psz));
+		ASSERT_EQ(0, bwap_read_policy(&r, buf + 2 * psz));
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 		munmap(buf, len);
 	}

@@ -92,6 +92,29 @@ static inline void bwap_wi_args(struct mpol_args *args, unsigned long *mask,
 	args->il_weights = (unsigned long)weights;
 }
 
+/* A policy read back with get_mempolicy2(), nodemask and weights included. */
+struct bwap_policy {
+	struct mpol_args args;
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[BWAP_MAXNODE];
+};
+
+/*
+ * Read the calling thread's policy, or with @addr that of the VMA there.
+ * Weights start as 0xee so that bytes the kernel did not write stand out.
+ * Returns the get_mempolicy2() result.
+ */
+static inline long bwap_read_policy(struct bwap_policy *r, void *addr)
+{
+	memset(r, 0, sizeof(*r));
+	memset(r->w, 0xee, sizeof(r->w));
+	r->args.pol_maxnodes = BWAP_MAXNODE;
+	r->args.pol_nodes = (unsigned long)r->mask;
+	r->args.il_weights = (unsigned long)r->w;
+	return bwap_get_mempolicy2(&r->args, sizeof(r->args), (unsigned long)addr,
+				   addr ? MPOL_F_ADDR : 0);
+}
+
 /*
  * Parse a sysfs node list such as "0-3,5" into ids[]; returns the count,
  * or -1 if the file cannot be read.
