@@ -16,6 +16,20 @@ GUEST_OUT=$BWAP_BUILD/guest      # guest binaries and initramfs images
 # Output directory of a kernel build for config variant $1 (base, debug, ...).
 kernel_objdir() { echo "$BWAP_BUILD/obj-${1:-base}"; }
 
+# Kernel builds go through ccache.  Paths are hashed relative to build/, and
+# the stamps the kernel embeds are pinned, so that rebuilds hit the cache.
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+export CCACHE_BASEDIR=$BWAP_BUILD
+export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970"
+export KBUILD_BUILD_USER=bwap KBUILD_BUILD_HOST=bwap
+
+# kernel_make OBJDIR ARGS...: make in build/linux with output in OBJDIR.
+kernel_make() {
+	local obj=$1
+	shift
+	make -C "$KTREE" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+}
+
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
