@@ -3,7 +3,9 @@
  * wi-demo: show weighted interleave at work in a guest.  Sets the global
  * weighted-interleave weights, faults a buffer under MPOL_WEIGHTED_INTERLEAVE
  * (as a task policy and as a VMA policy), and prints each node's target
- * share next to the pages it actually got.  Restores the weights on exit.
+ * share next to the pages it actually got.  Then the BWAP additions: weights
+ * owned by the process, and a reweight that moves the fewest pages.
+ * Restores the global weights on exit.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -20,7 +22,9 @@ static void usage(FILE *out)
 		"rounds of the weights) under MPOL_WEIGHTED_INTERLEAVE, and prints\n"
 		"target against measured pages per node; then does the same with\n"
 		"weights of the process's own (set_mempolicy2, 5,3,1,1...), leaving\n"
-		"the global table alone.  Needs root.\n");
+		"the global table alone; last, faults pages at 1 per node and has the\n"
+		"kernel rebalance them to 5,3,1,1... (process_mpol_reweight), showing\n"
+		"the pages moved against the minimum.  Needs root.\n");
 }
 
 static int parse_weights(const char *s, int *w, int max)
@@ -65,6 +69,64 @@ static int show(const char *what, const int *nodes, const int *w, int n,
 		       100.0 * w[i] / sum, target, got, got == target ? "exact" : "OFF");
 	}
 	return exact;
+}
+
+/*
+ * BWAP rebalance: fault @npages under own weights 1 per node (mbind2), then
+ * reweight the whole process to @ow with MPOL_MF_REBALANCE and show the
+ * placement and the pages the kernel moved against the minimum.
+ */
+static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
+{
+	unsigned char flat[BWAP_MAXNODE] = { 0 }, neww[BWAP_MAXNODE] = { 0 };
+	unsigned long m[BWAP_MAX_NODES / (8 * sizeof(long))];
+	long counts[BWAP_MAX_NODES], before, moved, min = 0, osum = 0, left;
+	struct mpol_args args;
+	int i, pidfd, ok;
+	char *buf;
+
+	for (i = 0; i < n; i++) {
+		flat[nodes[i]] = 1;
+		neww[nodes[i]] = ow[i];
+		osum += ow[i];
+	}
+	bwap_wi_args(&args, m, nodes, n, flat);
+	buf = mmap(NULL, npages * getpagesize(), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 0;
+	madvise(buf, npages * getpagesize(), MADV_NOHUGEPAGE);
+	pidfd = bwap_pidfd_open(getpid());
+	if (pidfd < 0 ||
+	    bwap_mbind2(buf, npages * getpagesize(), &args, sizeof(args), 0)) {
+		printf("\nRebalance: mbind2/pidfd_open unavailable (%s)\n", strerror(errno));
+		return 1;
+	}
+	bwap_touch_pages(buf, npages);
+	if (bwap_count_pages_per_node(buf, npages, counts))
+		return 0;
+	for (i = 0; i < n; i++) {
+		long target = npages * ow[i] / osum;
+
+		if (counts[nodes[i]] > target)
+			min += counts[nodes[i]] - target;
+	}
+	before = bwap_vmstat("numa_rebalance_moved");
+	left = bwap_reweight(pidfd, neww, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+	if (left < 0) {
+		printf("\nRebalance: process_mpol_reweight unavailable (%s)\n", strerror(errno));
+		return 1;
+	}
+	moved = bwap_vmstat("numa_rebalance_moved") - before;
+	if (bwap_count_pages_per_node(buf, npages, counts))
+		return 0;
+	ok = show("Rebalanced from 1 per node by process_mpol_reweight(MPOL_MF_REBALANCE), BWAP",
+		  nodes, ow, n, counts, npages);
+	printf("  pages moved by the kernel: %ld (the minimum is %ld), not moved: %ld\n",
+	       moved, min, left);
+	munmap(buf, npages * getpagesize());
+	close(pidfd);
+	return ok && moved == min && !left;
 }
 
 int main(int argc, char **argv)
@@ -191,6 +253,7 @@ int main(int argc, char **argv)
 				   nodes, ow, n, counts, 100 * osum);
 		}
 		munmap(buf, 100 * osum * getpagesize());
+		ok &= show_rebalance(nodes, ow, n, 100 * osum);
 	}
 
 	for (i = 0; i < n; i++)

@@ -302,6 +302,96 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
 }
 
 /**
+ * mpol_reweight_from_user - read the weights of process_mpol_reweight()
+ * @uw: user array, one byte per node id
+ * @maxnode: bytes in @uw, counted as set_mempolicy() counts maxnode
+ * @out: the new table
+ *
+ * Bytes for node ids this kernel cannot have must be zero, as bits above
+ * the highest possible node must be for set_mempolicy().
+ *
+ * Return: 0; -EINVAL for @maxnode 0 or above PAGE_SIZE * 8, a non-zero
+ * byte for an impossible node, or no non-zero weight; -EFAULT; -ENOMEM.
+ */
+int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
+			    struct mpol_weights **out)
+{
+	unsigned long n = min_t(unsigned long, maxnode, nr_node_ids);
+	struct mpol_weights *w;
+	int nid, ret;
+
+	*out = NULL;
+	if (!maxnode || maxnode > PAGE_SIZE * BITS_PER_BYTE)
+		return -EINVAL;
+	w = mpol_weights_alloc(GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	ret = -EFAULT;
+	if (copy_from_user(w->weight, uw, n))
+		goto err;
+	if (maxnode > n) {
+		ret = check_zeroed_user(uw + n, maxnode - n);
+		if (ret <= 0) {
+			ret = ret ? ret : -EINVAL;
+			goto err;
+		}
+	}
+	ret = -EINVAL;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		if (w->weight[nid]) {
+			*out = w;
+			return 0;
+		}
+	}
+err:
+	kfree(w);
+	return ret;
+}
+
+/**
+ * mpol_weights_same - does @pol already own exactly @weight?
+ * @pol: the policy
+ * @weight: nr_node_ids weights
+ *
+ * Return: true if @pol has its own table and it equals @weight.
+ */
+bool mpol_weights_same(struct mempolicy *pol, const u8 *weight)
+{
+	const u8 *own;
+	bool same;
+
+	rcu_read_lock();
+	own = mpol_own_weights(pol);
+	same = own && !memcmp(own, weight, nr_node_ids);
+	rcu_read_unlock();
+	return same;
+}
+
+/**
+ * mpol_weights_publish - give a live policy a new own table
+ * @pol: the policy, possibly in use by allocations right now
+ * @weight: the new weights, nr_node_ids entries
+ * @spare: a table from mpol_weights_alloc(); consumed (set to NULL)
+ *
+ * Readers see the old table or the new one, never a mix; the old one is
+ * freed after a grace period.  Does not sleep.
+ *
+ * Context: the caller holds what serialises changes to @pol (see struct
+ * mpol_weights), so no other writer replaces or remaps the table.
+ */
+void mpol_weights_publish(struct mempolicy *pol, const u8 *weight,
+			  struct mpol_weights **spare)
+{
+	struct mpol_weights *old;
+
+	memcpy((*spare)->weight, weight, nr_node_ids);
+	/* Writers to @pol are serialised by the caller, see above. */
+	old = rcu_replace_pointer(pol->il_weights, *spare, true);
+	*spare = NULL;
+	mpol_weights_free(old);
+}
+
+/**
  * mpol_show_own_weights - append " il_weights=N:W,..." for /proc/PID/numa_maps
  * @m: the seq_file
  * @pol: the policy, or NULL

@@ -24,10 +24,11 @@ struct seq_file;
  * through the RCU-protected mempolicy->il_weights.  It is never shared:
  * every copy of a policy (mpol_dup(), a split shared-policy range) gets a
  * copy of the table, allocated before any spinlock is taken.  Writers that
- * replace a table publish the new one with rcu_assign_pointer() while
- * holding whatever serialises changes to that policy (task_lock() for a
- * task policy, mmap_lock for a VMA policy) and free the old one with
- * kfree_rcu().  A cpuset rebind cannot allocate (it runs with IRQs off and
+ * replace a table (process_mpol_reweight(), through mpol_weights_publish())
+ * publish the new one with rcu_replace_pointer() while holding whatever
+ * serialises changes to that policy (task_lock() for a task policy,
+ * mmap_write_lock() for a VMA policy, sp->lock for a shared policy) and
+ * free the old one with kfree_rcu().  A cpuset rebind cannot allocate (it runs with IRQs off and
  * mems_allowed_seq held), so it rewrites the table in place with
  * WRITE_ONCE(); a concurrent reader may then see old and new weights mixed
  * for one allocation, as it may see the nodemask change under it.
@@ -123,6 +124,11 @@ int mpol_args_from_user(struct mpol_args *kargs,
 int mpol_weights_from_user(const struct mpol_args *kargs,
 			   const nodemask_t *nodes, struct mpol_weights **out);
 int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight);
+int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
+			    struct mpol_weights **out);
+bool mpol_weights_same(struct mempolicy *pol, const u8 *weight);
+void mpol_weights_publish(struct mempolicy *pol, const u8 *weight,
+			  struct mpol_weights **spare);
 
 /* Hand @w to a policy that is not yet visible to anyone else. */
 static inline void mpol_weights_attach(struct mempolicy *pol,

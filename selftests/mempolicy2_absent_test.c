@@ -2,7 +2,7 @@
 /*
  * On a kernel built with CONFIG_NUMA_POLICY_WEIGHTS off (configs/upstream),
  * the mempolicy2 syscall numbers must answer ENOSYS and never reach some
- * other syscall, and numa_maps must show no il_weights field.
+ * other syscall, and numa_maps and vmstat must show no new fields.
  */
 #include "kselftest_harness.h"
 #include "numa_util.h"
@@ -20,6 +20,17 @@ TEST(mempolicy2_syscalls_are_enosys)
 	errno = 0;
 	EXPECT_EQ(-1, bwap_mbind2(NULL, 0, &args, sizeof(args), 0));
 	EXPECT_EQ(ENOSYS, errno);
+	errno = 0;
+	EXPECT_EQ(-1, bwap_reweight(0, NULL, 0, 0));
+	EXPECT_EQ(ENOSYS, errno);
+}
+
+/* The rebalance counters exist only with CONFIG_NUMA_POLICY_WEIGHTS. */
+TEST(vmstat_has_no_rebalance_counters)
+{
+	EXPECT_EQ(-1, bwap_vmstat("numa_rebalance_scanned"));
+	EXPECT_EQ(-1, bwap_vmstat("numa_rebalance_moved"));
+	EXPECT_EQ(-1, bwap_vmstat("numa_rebalance_failed"));
 }
 
 TEST(numa_maps_has_no_il_weights)

@@ -22,6 +22,15 @@
 #define __NR_get_mempolicy2 1001
 #define __NR_mbind2 1002
 #endif
+#ifndef __NR_process_mpol_reweight
+#define __NR_process_mpol_reweight 1003
+#endif
+#ifndef MPOL_MF_REBALANCE
+#define MPOL_MF_REBALANCE (1 << 8)
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
 
 #define BWAP_MAX_NODES 64
 /* maxnode as libnuma passes it: bits in the mask plus one. */
@@ -69,6 +78,37 @@ static inline long bwap_mbind2(void *addr, unsigned long len,
 			       unsigned int flags)
 {
 	return syscall(__NR_mbind2, addr, len, args, size, flags);
+}
+
+static inline long bwap_reweight(int pidfd, const unsigned char *weights,
+				 unsigned long maxnode, unsigned int flags)
+{
+	return syscall(__NR_process_mpol_reweight, pidfd, weights, maxnode, flags);
+}
+
+static inline int bwap_pidfd_open(int pid)
+{
+	return syscall(__NR_pidfd_open, pid, 0);
+}
+
+/* A /proc/vmstat counter, or -1 if it is not there. */
+static inline long bwap_vmstat(const char *name)
+{
+	char line[128];
+	size_t len = strlen(name);
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, len) && line[len] == ' ') {
+			val = atol(line + len + 1);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
 }
 
 /*

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Rebalance resident pages to a weighted-interleave policy's shares.
+ *
+ * Upstream never moves placed pages when interleave weights change, and
+ * mbind(MPOL_MF_MOVE) only moves pages off nodes outside the nodemask.
+ * MPOL_MF_REBALANCE (mbind2(2), process_mpol_reweight(2)) instead gives
+ * every node of a VMA its largest-remainder share of the VMA's resident
+ * pages, moving exactly sum(max(0, current - target)) pages: a page moves
+ * only off a node above its share and onto a node below it, so none moves
+ * twice and none moves back.
+ *
+ * Each VMA is walked twice under mmap_write_lock(): the first walk counts
+ * resident pages per node, the second isolates just enough folios from
+ * each node above its share, queued per destination.  The caller drops
+ * mmap_lock before mpol_rebalance_finish() migrates them, as do_mbind()
+ * does.
+ */
+#include <linux/math64.h>
+#include <linux/mempolicy.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/pagewalk.h>
+#include <linux/slab.h>
+#include <linux/swap.h>
+#include <linux/vmstat.h>
+#include <uapi/linux/mempolicy.h>
+
+#include "internal.h"
+#include "mempolicy_rebalance.h"
+
+/**
+ * mpol_rebalance_targets - largest-remainder share of each node
+ * @total: resident pages to share out
+ * @cur: pages each node holds now (nr_node_ids entries); breaks ties
+ * @weight: weight of each node (nr_node_ids entries)
+ * @nodes: the policy's nodes; other nodes get 0
+ * @target: filled with each node's share (nr_node_ids entries)
+ *
+ * Node n first gets floor(total * w[n] / W), W the sum of the weights in
+ * @nodes.  The pages left over (fewer than the nodes with a non-zero
+ * weight) go one each to the nodes with the largest remainders.  Equal
+ * remainders go first to the node holding more pages now, which keeps the
+ * number of pages to move minimal, then to the lower node id.  With no
+ * non-zero weight in @nodes every target is 0.
+ */
+void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
+			    const u8 *weight, const nodemask_t *nodes,
+			    long *target)
+{
+	unsigned long given = 0;
+	nodemask_t extra;
+	u64 wsum = 0, rem, best_rem;
+	int nid, best;
+
+	nodes_clear(extra);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		target[nid] = 0;
+	for_each_node_mask(nid, *nodes)
+		if (nid < nr_node_ids)
+			wsum += weight[nid];
+	if (!wsum)
+		return;
+
+	for_each_node_mask(nid, *nodes) {
+		if (nid >= nr_node_ids)
+			continue;
+		target[nid] = div64_u64((u64)total * weight[nid], wsum);
+		given += target[nid];
+	}
+
+	while (given < total) {
+		best = NUMA_NO_NODE;
+		best_rem = 0;
+		for_each_node_mask(nid, *nodes) {
+			if (nid >= nr_node_ids || !weight[nid] ||
+			    node_isset(nid, extra))
+				continue;
+			div64_u64_rem((u64)total * weight[nid], wsum, &rem);
+			if (best == NUMA_NO_NODE || rem > best_rem ||
+			    (rem == best_rem && cur[nid] > cur[best])) {
+				best = nid;
+				best_rem = rem;
+			}
+		}
+		/* Cannot happen: fewer pages are left than nodes. */
+		if (WARN_ON_ONCE(best == NUMA_NO_NODE))
+			break;
+		node_set(best, extra);
+		target[best]++;
+		given++;
+	}
+}
+
+/**
+ * mpol_rebalance_init - set up a rebalance call
+ * @rb: state to set up
+ * @flags: MPOL_MF_MOVE_ALL to move pages mapped by other processes too
+ *
+ * Disables the per-CPU LRU caches, so that freshly faulted folios can be
+ * isolated, until mpol_rebalance_finish().
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
+{
+	int nid;
+
+	memset(rb, 0, sizeof(*rb));
+	rb->flags = flags;
+	rb->cur = kcalloc(nr_node_ids, sizeof(*rb->cur), GFP_KERNEL);
+	rb->target = kcalloc(nr_node_ids, sizeof(*rb->target), GFP_KERNEL);
+	rb->to_node = kcalloc(nr_node_ids, sizeof(*rb->to_node), GFP_KERNEL);
+	if (!rb->cur || !rb->target || !rb->to_node) {
+		kfree(rb->cur);
+		kfree(rb->target);
+		kfree(rb->to_node);
+		return -ENOMEM;
+	}
+	for (nid = 0; nid < nr_node_ids; nid++)
+		INIT_LIST_HEAD(&rb->to_node[nid]);
+	lru_cache_disable();
+	return 0;
+}
+
+/**
+ * mpol_rebalance_vma_ok - can rebalance handle @vma?
+ * @vma: the VMA
+ *
+ * Rebalance handles private anonymous memory and shmem (including shared
+ * anonymous memory); page cache of regular files and hugetlb are left
+ * where they are.
+ *
+ * Return: true if @vma's pages may be rebalanced.
+ */
+bool mpol_rebalance_vma_ok(struct vm_area_struct *vma)
+{
+	if (!vma_migratable(vma) || is_vm_hugetlb_page(vma))
+		return false;
+	return vma_is_anonymous(vma) || vma_is_shmem(vma);
+}
+
+/* Queue @folio for @dst if it is ours to move; false if it stays. */
+static bool rebalance_isolate(struct mpol_rebalance *rb, struct folio *folio,
+			      int dst)
+{
+	/* As mbind(): pages other processes map need MPOL_MF_MOVE_ALL. */
+	if (!(rb->flags & MPOL_MF_MOVE_ALL) && folio_likely_mapped_shared(folio))
+		return false;
+	if (!folio_isolate_lru(folio))
+		return false;
+	list_add_tail(&folio->lru, &rb->to_node[dst]);
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
+			    folio_nr_pages(folio));
+	return true;
+}
+
+/*
+ * Count @folio, seen through @nr page table entries, in the first walk;
+ * in the second, queue it if its node still has pages to give and some
+ * node still has room for all of it.
+ */
+static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
+			    unsigned long nr)
+{
+	int src = folio_nid(folio);
+	long pages;
+	int dst;
+
+	if (rb->counting) {
+		rb->cur[src] += nr;
+		rb->scanned += nr;
+		return;
+	}
+	/* Later PTEs of a large folio already queued. */
+	if (folio == rb->last)
+		return;
+	pages = folio_nr_pages(folio);
+	/* rb->target now holds surplus (> 0) or room (< 0) per node. */
+	if (rb->target[src] < pages)
+		return;
+	for (dst = 0; dst < nr_node_ids; dst++)
+		if (-rb->target[dst] >= pages)
+			break;
+	if (dst == nr_node_ids || !rebalance_isolate(rb, folio, dst))
+		return;
+	rb->target[src] -= pages;
+	rb->target[dst] += pages;
+	rb->queued += pages;
+	rb->last = folio;
+}
+
+static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
+			       unsigned long end, struct mm_walk *walk)
+{
+	struct mpol_rebalance *rb = walk->private;
+	struct vm_area_struct *vma = walk->vma;
+	pte_t *pte, *mapped_pte;
+	struct folio *folio;
+	spinlock_t *ptl;
+	pte_t ptent;
+
+	ptl = pmd_trans_huge_lock(pmd, vma);
+	if (ptl) {
+		if (!is_pmd_migration_entry(*pmd)) {
+			folio = pmd_folio(*pmd);
+			if (!is_huge_zero_folio(folio))
+				rebalance_folio(rb, folio, HPAGE_PMD_NR);
+		}
+		spin_unlock(ptl);
+		return 0;
+	}
+
+	mapped_pte = pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
+	if (!pte) {
+		walk->action = ACTION_AGAIN;
+		return 0;
+	}
+	for (; addr != end; pte++, addr += PAGE_SIZE) {
+		ptent = ptep_get(pte);
+		if (!pte_present(ptent))
+			continue;
+		folio = vm_normal_folio(vma, addr, ptent);
+		if (!folio || folio_is_zone_device(folio) ||
+		    folio_test_reserved(folio))
+			continue;
+		rebalance_folio(rb, folio, 1);
+	}
+	pte_unmap_unlock(mapped_pte, ptl);
+	cond_resched();
+	return 0;
+}
+
+static const struct mm_walk_ops rebalance_walk_ops = {
+	.pmd_entry = rebalance_pmd_entry,
+	.walk_lock = PGWALK_WRLOCK,
+};
+
+/**
+ * mpol_rebalance_range - queue the pages that bring a range to its shares
+ * @rb: state from mpol_rebalance_init()
+ * @vma: the VMA, accepted by mpol_rebalance_vma_ok()
+ * @start: start of the range in @vma
+ * @end: end of the range in @vma
+ * @nodes: the policy's nodes, stable while this runs
+ * @weight: each node's effective weight (nr_node_ids entries)
+ *
+ * Counts the resident pages of [@start, @end) per node, works out each
+ * node's share with mpol_rebalance_targets(), and isolates just enough
+ * folios from nodes above their share, each queued for a node below its
+ * share.  A large folio moves whole, so it is queued only where it fits.
+ *
+ * Context: mmap_write_lock() held, so the page tables and the VMA stay as
+ * they are between the two walks.
+ */
+void mpol_rebalance_range(struct mpol_rebalance *rb,
+			  struct vm_area_struct *vma, unsigned long start,
+			  unsigned long end, const nodemask_t *nodes,
+			  const u8 *weight)
+{
+	unsigned long total = 0, needed = 0;
+	int nid;
+
+	mmap_assert_write_locked(vma->vm_mm);
+	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
+	rb->counting = true;
+	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		total += rb->cur[nid];
+	if (!total)
+		return;
+
+	mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->target);
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		rb->target[nid] = rb->cur[nid] - rb->target[nid];
+		if (rb->target[nid] > 0)
+			needed += rb->target[nid];
+	}
+	rb->needed += needed;
+	if (!needed)
+		return;
+
+	rb->counting = false;
+	rb->last = NULL;
+	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
+}
+
+/**
+ * mpol_rebalance_finish - migrate the queued folios and account the call
+ * @rb: state from mpol_rebalance_init(), freed here
+ *
+ * Context: process context, mmap_lock not held.
+ * Return: the pages that had to move but did not.
+ */
+unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
+{
+	struct migration_target_control mtc = {
+		.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE,
+		.reason = MR_MEMPOLICY_MBIND,
+	};
+	unsigned long failed;
+	unsigned int nr_succeeded;
+	int nid;
+
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		if (list_empty(&rb->to_node[nid]))
+			continue;
+		mtc.nid = nid;
+		nr_succeeded = 0;
+		migrate_pages(&rb->to_node[nid], alloc_migration_target, NULL,
+			      (unsigned long)&mtc, MIGRATE_SYNC,
+			      MR_MEMPOLICY_MBIND, &nr_succeeded);
+		rb->moved += nr_succeeded;
+		if (!list_empty(&rb->to_node[nid]))
+			putback_movable_pages(&rb->to_node[nid]);
+	}
+	lru_cache_enable();
+
+	failed = rb->needed - min(rb->moved, rb->needed);
+	count_vm_events(NUMA_REBALANCE_SCANNED, rb->scanned);
+	count_vm_events(NUMA_REBALANCE_MOVED, rb->moved);
+	count_vm_events(NUMA_REBALANCE_FAILED, failed);
+
+	kfree(rb->cur);
+	kfree(rb->target);
+	kfree(rb->to_node);
+	return failed;
+}
+
+#include "tests/mempolicy_rebalance_kunit.h"

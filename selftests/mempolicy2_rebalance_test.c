@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * process_mpol_reweight() and MPOL_MF_REBALANCE move exactly the fewest
+ * pages: each node ends with its largest-remainder share of a range's
+ * resident pages, the kernel moves sum(max(0, current - target)) pages
+ * (checked through /proc/vmstat), and every page keeps its contents.
+ * Needs four memory nodes; SKIPs with fewer.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "numa_util.h"
+
+#define NPAGES 4000
+#define NODES 4
+
+/* Each page holds its index and a tag in every 8-byte word. */
+static void fill_pages(char *p, size_t npages, uint64_t tag)
+{
+	size_t psz = getpagesize(), i, j;
+
+	for (i = 0; i < npages; i++) {
+		uint64_t *w = (uint64_t *)(p + i * psz);
+
+		for (j = 0; j < psz / sizeof(*w); j++)
+			w[j] = (tag << 32) ^ (i << 12) ^ j;
+	}
+}
+
+/* Pages whose contents are not what fill_pages() wrote. */
+static long bad_pages(char *p, size_t npages, uint64_t tag)
+{
+	size_t psz = getpagesize(), i, j;
+	long bad = 0;
+
+	for (i = 0; i < npages; i++) {
+		uint64_t *w = (uint64_t *)(p + i * psz);
+
+		for (j = 0; j < psz / sizeof(*w); j++) {
+			if (w[j] != ((tag << 32) ^ (i << 12) ^ j)) {
+				bad++;
+				break;
+			}
+		}
+	}
+	return bad;
+}
+
+struct moved {
+	long scanned, moved, failed;
+};
+
+static void vmstat_snap(struct moved *m)
+{
+	m->scanned = bwap_vmstat("numa_rebalance_scanned");
+	m->moved = bwap_vmstat("numa_rebalance_moved");
+	m->failed = bwap_vmstat("numa_rebalance_failed");
+}
+
+FIXTURE(rebalance) {
+	int nodes[BWAP_MAX_NODES];
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[BWAP_MAXNODE];
+	struct mpol_args args;
+	long counts[BWAP_MAX_NODES];
+	struct moved before, after;
+	int pidfd;
+	char *p;
+	size_t len;
+};
+
+FIXTURE_SETUP(rebalance)
+{
+	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < NODES)
+		SKIP(return, "Not enough NUMA nodes available");
+	self->pidfd = bwap_pidfd_open(getpid());
+	ASSERT_LE(0, self->pidfd);
+	self->len = (size_t)NPAGES * getpagesize();
+	self->p = NULL;
+}
+
+FIXTURE_TEARDOWN(rebalance)
+{
+	if (self->p)
+		munmap(self->p, self->len);
+	if (self->pidfd >= 0)
+		close(self->pidfd);
+	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+}
+
+/* Weights @a,@b,@c,@d for the first four memory nodes. */
+static void set_w(FIXTURE_DATA(rebalance) *self, int a, int b, int c, int d)
+{
+	memset(self->w, 0, sizeof(self->w));
+	self->w[self->nodes[0]] = a;
+	self->w[self->nodes[1]] = b;
+	self->w[self->nodes[2]] = c;
+	self->w[self->nodes[3]] = d;
+	bwap_wi_args(&self->args, self->mask, self->nodes, NODES, self->w);
+}
+
+#define EXPECT_COUNTS(a, b, c, d) do {					\
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->p, NPAGES,		\
+					       self->counts));		\
+	EXPECT_EQ(a, self->counts[self->nodes[0]]);			\
+	EXPECT_EQ(b, self->counts[self->nodes[1]]);			\
+	EXPECT_EQ(c, self->counts[self->nodes[2]]);			\
+	EXPECT_EQ(d, self->counts[self->nodes[3]]);			\
+} while (0)
+
+/* Map the range with a weighted VMA policy @a..@d and fault it in. */
+static int map_with_vma_policy(FIXTURE_DATA(rebalance) *self, int shared,
+			       int a, int b, int c, int d)
+{
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+		       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS,
+		       -1, 0);
+	if (self->p == MAP_FAILED) {
+		self->p = NULL;
+		return -1;
+	}
+	madvise(self->p, self->len, MADV_NOHUGEPAGE);
+	set_w(self, a, b, c, d);
+	if (bwap_mbind2(self->p, self->len, &self->args, sizeof(self->args), 0))
+		return -1;
+	fill_pages(self->p, NPAGES, 1);
+	return 0;
+}
+
+/* Reweight ourselves with @a..@d and MPOL_MF_REBALANCE; return its result. */
+static long reweight_self(FIXTURE_DATA(rebalance) *self, int a, int b, int c,
+			  int d, unsigned int flags)
+{
+	long ret;
+
+	set_w(self, a, b, c, d);
+	vmstat_snap(&self->before);
+	ret = bwap_reweight(self->pidfd, self->w, BWAP_MAXNODE, flags);
+	vmstat_snap(&self->after);
+	return ret;
+}
+
+#define MOVED(self) ((self)->after.moved - (self)->before.moved)
+#define SCANNED(self) ((self)->after.scanned - (self)->before.scanned)
+#define FAILED(self) ((self)->after.failed - (self)->before.failed)
+
+/*
+ * The acceptance case: 4000 pages under 1,1,1,1 reweighted to 4,2,1,1 end
+ * as 2000/1000/500/500 with 1000 pages moved, and back again with 1000.
+ */
+TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
+{
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	EXPECT_COUNTS(2000, 1000, 500, 500);
+	EXPECT_EQ(NPAGES, SCANNED(self));
+	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+
+	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+
+	/* Same weights again: nothing to move. */
+	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, MOVED(self));
+}
+
+/* Weight 0 drains a node; 4000/3 leaves one page for the lowest node. */
+TEST_F(rebalance, drain_node_to_zero)
+{
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 0, MPOL_MF_REBALANCE));
+	EXPECT_COUNTS(1334, 1333, 1333, 0);
+	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+}
+
+/* Shared anonymous memory is shmem: its shared policy is reweighted. */
+TEST_F(rebalance, shmem_range)
+{
+	struct bwap_policy r;
+
+	ASSERT_EQ(0, map_with_vma_policy(self, 1, 1, 1, 1, 1));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
+	EXPECT_COUNTS(800, 2400, 0, 800);
+	EXPECT_EQ(1400, MOVED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	EXPECT_EQ(3, r.w[self->nodes[1]]);
+	EXPECT_EQ(0, r.w[self->nodes[2]]);
+}
+
+/* Without MPOL_MF_REBALANCE nothing moves, but new faults follow. */
+TEST_F(rebalance, reweight_alone_moves_nothing)
+{
+	struct bwap_policy r;
+
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, 0));
+	EXPECT_EQ(0, MOVED(self));
+	EXPECT_EQ(0, SCANNED(self));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
+	EXPECT_EQ(4, r.w[self->nodes[0]]);
+	EXPECT_EQ(2, r.w[self->nodes[1]]);
+
+	/* Refault: the VMA's interleave index now maps to 4,2,1,1. */
+	ASSERT_EQ(0, madvise(self->p, self->len, MADV_DONTNEED));
+	fill_pages(self->p, NPAGES, 2);
+	EXPECT_COUNTS(2000, 1000, 500, 500);
+}
+
+/* mbind2(MPOL_MF_REBALANCE) on half the range moves only that half. */
+TEST_F(rebalance, mbind2_rebalance_half_range)
+{
+	size_t half = self->len / 2;
+	long ret;
+
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	set_w(self, 4, 2, 1, 1);
+	vmstat_snap(&self->before);
+	ret = bwap_mbind2(self->p, half, &self->args, sizeof(self->args),
+			  MPOL_MF_REBALANCE);
+	vmstat_snap(&self->after);
+	ASSERT_EQ(0, ret);
+	/* First half 1000/500/250/250, second half still 500 each. */
+	EXPECT_COUNTS(1500, 1000, 750, 750);
+	EXPECT_EQ(500, MOVED(self));
+	EXPECT_EQ(NPAGES / 2, SCANNED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+}
+
+/* Plain interleave gets equal shares with mbind2(MPOL_MF_REBALANCE). */
+TEST_F(rebalance, mbind2_rebalance_to_plain_interleave)
+{
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 5, 1, 1, 1));
+	EXPECT_COUNTS(2500, 500, 500, 500);
+	self->args.mode = MPOL_INTERLEAVE;
+	self->args.il_weights = 0;
+	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
+				 sizeof(self->args), MPOL_MF_REBALANCE));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+}
+
+/*
+ * The task policy governs anonymous VMAs without their own; their pages
+ * are rebalanced too.  Other VMAs of this process (stack, heap) are under
+ * the same policy, and some of their pages are still shared with the
+ * harness process this test was forked from, so they cannot move without
+ * MPOL_MF_MOVE_ALL: the call returns exactly the pages counted as failed,
+ * and only a lower bound on moved pages holds.
+ */
+TEST_F(rebalance, task_policy_anon_range)
+{
+	long left;
+
+	self->p = bwap_map_prefaulted(NPAGES);
+	ASSERT_NE(NULL, self->p);
+	set_w(self, 1, 1, 1, 1);
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	fill_pages(self->p, NPAGES, 3);
+	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+
+	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
+	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_LE(0, left);
+	EXPECT_EQ(left, FAILED(self));
+	EXPECT_COUNTS(2000, 1000, 500, 500);
+	EXPECT_LE(1000, MOVED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 3));
+}
+
+/* Policies of other modes, and their pages, are left alone. */
+TEST_F(rebalance, other_modes_untouched)
+{
+	struct bwap_policy r;
+
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	self->args.mode = MPOL_INTERLEAVE;
+	self->args.il_weights = 0;
+	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
+				 sizeof(self->args), 0));
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, SCANNED(self));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	EXPECT_EQ(MPOL_INTERLEAVE, r.args.mode);
+}
+
+/*
+ * Pages a forked child still maps move only with MPOL_MF_MOVE_ALL; the
+ * call returns how many had to move and could not.
+ */
+TEST_F(rebalance, shared_pages_need_move_all)
+{
+	int go[2], done[2], status;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Keep the COW-shared pages mapped until told to go. */
+		close(go[1]);
+		close(done[0]);
+		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		_exit(bad_pages(self->p, NPAGES, 1) ? 2 : 0);
+	}
+	close(go[0]);
+	close(done[1]);
+	ASSERT_EQ(1, read(done[0], &c, 1));
+
+	EXPECT_EQ(1000, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, MOVED(self));
+	EXPECT_EQ(1000, FAILED(self));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+
+	EXPECT_EQ(0, reweight_self(self, 4, 2, 1, 1,
+				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_COUNTS(2000, 1000, 500, 500);
+
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+}
+
+/* Another process, through its pidfd: its pages and contents. */
+TEST_F(rebalance, remote_process)
+{
+	int ready[2], go[2], pidfd, status;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (map_with_vma_policy(self, 0, 1, 1, 1, 1))
+			_exit(10);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(11);
+		if (bwap_count_pages_per_node(self->p, NPAGES, self->counts))
+			_exit(12);
+		if (self->counts[self->nodes[0]] != 500 ||
+		    self->counts[self->nodes[1]] != 500 ||
+		    self->counts[self->nodes[2]] != 1500 ||
+		    self->counts[self->nodes[3]] != 1500)
+			_exit(13);
+		_exit(bad_pages(self->p, NPAGES, 1) ? 14 : 0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	pidfd = bwap_pidfd_open(pid);
+	ASSERT_LE(0, pidfd);
+	set_w(self, 1, 1, 3, 3);
+	vmstat_snap(&self->before);
+	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE,
+				   MPOL_MF_REBALANCE));
+	vmstat_snap(&self->after);
+	EXPECT_EQ(1000, MOVED(self));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(pidfd);
+}
+
+/* A refused call changes nothing: node 2,3 policy would lose all weight. */
+TEST_F(rebalance, refused_call_changes_nothing)
+{
+	struct bwap_policy r;
+	char *q;
+	int two[2];
+
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	q = mmap(NULL, 16 * getpagesize(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	two[0] = self->nodes[2];
+	two[1] = self->nodes[3];
+	bwap_wi_args(&self->args, self->mask, two, 2, self->w);
+	ASSERT_EQ(0, bwap_mbind2(q, 16 * getpagesize(), &self->args,
+				 sizeof(self->args), 0));
+
+	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_MF_REBALANCE));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, MOVED(self));
+	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	EXPECT_EQ(1, r.w[self->nodes[2]]);
+	EXPECT_EQ(1, r.w[self->nodes[3]]);
+	ASSERT_EQ(0, bwap_read_policy(&r, q));
+	EXPECT_EQ(1, r.w[self->nodes[2]]);
+	munmap(q, 16 * getpagesize());
+}
+
+/* Every thread's task policy gets the weights; its nodemask stays. */
+struct thread_arg {
+	pthread_barrier_t *set, *check;
+	const int *nodes;
+	int nr_nodes;
+	unsigned char w[BWAP_MAXNODE];
+	struct bwap_policy r;
+	long ret;
+};
+
+static void *thread_policy(void *p)
+{
+	struct thread_arg *a = p;
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	struct mpol_args args;
+
+	memset(a->w, 0, sizeof(a->w));
+	for (int i = 0; i < a->nr_nodes; i++)
+		a->w[a->nodes[i]] = 1;
+	bwap_wi_args(&args, mask, a->nodes, a->nr_nodes, a->w);
+	a->ret = bwap_set_mempolicy2(&args, sizeof(args), 0);
+	pthread_barrier_wait(a->set);
+	pthread_barrier_wait(a->check);
+	if (!a->ret)
+		a->ret = bwap_read_policy(&a->r, NULL);
+	return NULL;
+}
+
+TEST_F(rebalance, every_thread_policy)
+{
+	pthread_barrier_t set, check;
+	struct thread_arg a[3];
+	pthread_t t[3];
+	int i;
+
+	ASSERT_EQ(0, pthread_barrier_init(&set, NULL, 4));
+	ASSERT_EQ(0, pthread_barrier_init(&check, NULL, 4));
+	for (i = 0; i < 3; i++) {
+		a[i].set = &set;
+		a[i].check = &check;
+		a[i].nodes = self->nodes;
+		a[i].nr_nodes = i == 2 ? 2 : NODES;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, thread_policy, &a[i]));
+	}
+	pthread_barrier_wait(&set);
+	EXPECT_EQ(0, reweight_self(self, 4, 2, 1, 1, 0));
+	pthread_barrier_wait(&check);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+		ASSERT_EQ(0, a[i].ret);
+		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, a[i].r.args.mode);
+		EXPECT_EQ(4, a[i].r.w[self->nodes[0]]);
+		EXPECT_EQ(2, a[i].r.w[self->nodes[1]]);
+		if (i == 2)
+			EXPECT_EQ((1UL << self->nodes[0]) | (1UL << self->nodes[1]),
+				  a[i].r.mask[0]);
+	}
+}
+
+TEST_HARNESS_MAIN
