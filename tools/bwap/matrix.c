@@ -344,7 +344,7 @@ int bwap_matrix_load(struct bwap_matrix *m, const char *path, char *err, size_t 
 		ret = bwap_matrix_parse_text(m, text, e, sizeof(e));
 	else if (strstr(text, "Numa node"))
 		ret = bwap_matrix_parse_mlc(m, text, e, sizeof(e));
-	else if (strstr(text, "\nbandwidth ") || !strncmp(text, "bandwidth ", 10))
+	else if (strstr(text, "\nbandwidth ") || strstr(text, "\nnode ") || strstr(text, "\ndistance "))
 		ret = bwap_matrix_parse_topo(m, text, e, sizeof(e));
 	else {
 		snprintf(e, sizeof(e), "unknown format: expected a bwap-matrix file, MLC "
