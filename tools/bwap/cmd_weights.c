@@ -145,7 +145,7 @@ int cmd_weights(int argc, char **argv)
 		}
 		if (canonical_weights("weights", m, workers, nodes, dwp, (int)maxw, &w))
 			goto out;
-		printf("matrix: %s\n", m->source);
+		bwap_matrix_print(m, stdout);
 		printf("workers: %s", bwap_nodeset_format(workers, buf, sizeof(buf)));
 		if (dwp > 0)
 			printf("  dwp: %.3f", dwp);
