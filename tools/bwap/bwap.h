@@ -83,6 +83,8 @@ struct bwap_matrix {
 	double lat[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* ns, negative = unknown */
 	int has_lat;
 	unsigned char estimated[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* bw entry is an estimate */
+	int dist[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* SLIT distances, 0 = unknown */
+	int has_dist;
 	char source[256];		/* where it came from, for reports */
 };
 
@@ -150,6 +152,8 @@ long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long
 long bwap_set_own_weights(const struct bwap_weights *w);
 /* Read back the task policy: mode, nodes and weights (maxnode bytes). */
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights);
+/* Pages of [buf, buf + bytes) not resident on node (move_pages query), or -1 (errno). */
+long bwap_pages_off_node(void *buf, size_t bytes, int node);
 /* Pin the calling thread (0) or a thread to the CPUs of a node set. */
 int bwap_pin_to_cpus(int tid, const unsigned char *cpus);
 
@@ -166,6 +170,7 @@ struct bwap_measure_opts {
 	double seconds;		/* per (worker set, memory node) pair */
 	size_t bytes;		/* buffer size per pair */
 	int threads;		/* 0 = one per CPU of the worker set */
+	int rounds;		/* measurements per pair; the median is kept */
 	int quiet;		/* no progress on stderr */
 };
 
@@ -195,7 +200,9 @@ struct bwap_set_class {
  */
 int bwap_rational_sets(const struct bwap_topology *t, const struct bwap_matrix *m,
 		       struct bwap_set_class *out, int max);
-/* Same on bare matrices (dist may be NULL), for tests and the model. */
+/* Same from a matrix alone, with its SLIT distances if it has them. */
+int bwap_rational_sets_matrix(const struct bwap_matrix *m, struct bwap_set_class *out, int max);
+/* Same on bare matrices (dist may be NULL), for tests. */
 int bwap_rational_sets_raw(int nr_nodes, bwap_nodeset cpu_nodes,
 			   int dist[BWAP_MAX_NODES][BWAP_MAX_NODES],
 			   const struct bwap_matrix *m, struct bwap_set_class *out, int max);

@@ -25,6 +25,7 @@ static void help(FILE *f)
 		   "  --seconds X      time per (set, node) pair (default 1; 0.01..60)\n"
 		   "  --size MIB       buffer per pair in MiB (default 256)\n"
 		   "  --threads N      reader threads (default: one per CPU of the set)\n"
+		   "  --rounds N       measure each pair N times, keep the median (default 3)\n"
 		   "  --state-dir DIR  where results go (default " BWAP_STATE_DIR ")\n"
 		   "  --quiet          no progress on stderr\n"
 		   "  -h, --help       this text\n\n"
@@ -37,9 +38,21 @@ struct measure_run {
 	int total, done;
 };
 
-/* Measure set into vec[] (MB/s per memory node); 0 or -1. */
-static int measure_set(struct measure_run *r, bwap_nodeset set, double *vec)
+static int cmp_double(const void *a, const void *b)
 {
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Measure set into vec[] (median MB/s per memory node), lo[] and hi[] (the
+ * extremes); 0 or -1.  Rounds go over all nodes in turn, so that a change
+ * in background load hits every node alike rather than one node's figure.
+ */
+static int measure_set(struct measure_run *r, bwap_nodeset set, double *vec, double *lo, double *hi)
+{
+	static double runs[BWAP_MAX_NODES][64];
 	unsigned char cpus[BWAP_MAX_CPUS];
 	char err[512], buf[256];
 
@@ -48,19 +61,33 @@ static int measure_set(struct measure_run *r, bwap_nodeset set, double *vec)
 		cli_error("measure", "worker set %s has no CPUs; pick nodes from has_cpu", buf);
 		return -1;
 	}
+	for (int k = 0; k < r->o.rounds; k++) {
+		for (int i = 0; i < r->t->nr_nodes; i++) {
+			double v;
+
+			if (!bwap_nodeset_has(r->t->has_memory, i))
+				continue;
+			r->done++;
+			v = bwap_measure_read_bw(cpus, i, &r->o, err, sizeof(err));
+			if (v < 0) {
+				cli_error("measure", "workers %s, memory node %d: %s", buf, i, err);
+				return -1;
+			}
+			runs[i][k] = v;
+			if (!r->o.quiet)
+				fprintf(stderr, "measure: [%d/%d] workers %-8s <- node %-2d %10.0f MB/s\n",
+					r->done, r->total, buf, i, v);
+		}
+	}
 	for (int i = 0; i < r->t->nr_nodes; i++) {
-		vec[i] = -1;
+		vec[i] = lo[i] = hi[i] = -1;
 		if (!bwap_nodeset_has(r->t->has_memory, i))
 			continue;
-		r->done++;
-		vec[i] = bwap_measure_read_bw(cpus, i, &r->o, err, sizeof(err));
-		if (vec[i] < 0) {
-			cli_error("measure", "workers %s, memory node %d: %s", buf, i, err);
-			return -1;
-		}
-		if (!r->o.quiet)
-			fprintf(stderr, "measure: [%d/%d] workers %-8s <- node %-2d %10.0f MB/s\n",
-				r->done, r->total, buf, i, vec[i]);
+		qsort(runs[i], r->o.rounds, sizeof(double), cmp_double);
+		lo[i] = runs[i][0];
+		hi[i] = runs[i][r->o.rounds - 1];
+		vec[i] = r->o.rounds % 2 ? runs[i][r->o.rounds / 2] :
+			 (runs[i][r->o.rounds / 2 - 1] + runs[i][r->o.rounds / 2]) / 2;
 	}
 	return 0;
 }
@@ -98,7 +125,8 @@ int cmd_measure(int argc, char **argv)
 	const char *state = BWAP_STATE_DIR, *v;
 	bwap_nodeset workers = 0;
 	int all = 0, nr_classes = 0, ret = 1;
-	double size_mib = 256, threads = 0, vec[BWAP_MAX_NODES];
+	double size_mib = 256, threads = 0, rounds = 3, vec[BWAP_MAX_NODES], lo[BWAP_MAX_NODES],
+	       hi[BWAP_MAX_NODES];
 	char err[512], path[4096], buf[256];
 	FILE *f;
 
@@ -125,6 +153,10 @@ int cmd_measure(int argc, char **argv)
 			if (!(v = cli_value("measure", argc, argv, &i)) ||
 			    cli_parse_double("measure", "--threads", v, 1, 4096, &threads))
 				return 2;
+		} else if (!strcmp(argv[i], "--rounds")) {
+			if (!(v = cli_value("measure", argc, argv, &i)) ||
+			    cli_parse_double("measure", "--rounds", v, 1, 64, &rounds))
+				return 2;
 		} else if (!strcmp(argv[i], "--state-dir")) {
 			if (!(state = cli_value("measure", argc, argv, &i)))
 				return 2;
@@ -141,6 +173,7 @@ int cmd_measure(int argc, char **argv)
 	}
 	r.o.bytes = (size_t)(size_mib * 1048576);
 	r.o.threads = (int)threads;
+	r.o.rounds = (int)rounds;
 	r.t = malloc(sizeof(*r.t));
 	m = malloc(sizeof(*m));
 	classes = calloc(BWAP_MAX_SETS, sizeof(*classes));
@@ -186,25 +219,30 @@ int cmd_measure(int argc, char **argv)
 			nr_classes++;
 		}
 	}
-	r.total = nr_classes * bwap_nodeset_count(r.t->has_memory);
+	r.total = nr_classes * bwap_nodeset_count(r.t->has_memory) * r.o.rounds;
 	if (!r.o.quiet)
-		fprintf(stderr, "measure: %d worker set(s) x %d memory node(s), %.2f s each, about %.0f s\n",
-			nr_classes, bwap_nodeset_count(r.t->has_memory), r.o.seconds, r.total * r.o.seconds);
+		fprintf(stderr, "measure: %d worker set(s) x %d memory node(s) x %d round(s), %.2f s each, "
+			"about %.0f s\n", nr_classes, bwap_nodeset_count(r.t->has_memory), r.o.rounds,
+			r.o.seconds, r.total * r.o.seconds);
 	printf("%-12s %-7s", "workers", "stands");
 	for (int i = 0; i < r.t->nr_nodes; i++)
 		if (bwap_nodeset_has(r.t->has_memory, i))
 			printf(" %9s", (snprintf(buf, sizeof(buf), "node%d", i), buf));
-	printf("   (MB/s, measured)\n");
+	printf("   (MB/s, median of %d, measured)\n", r.o.rounds);
 	for (int k = 0; k < nr_classes; k++) {
 		struct bwap_set_class *c = &classes[k];
 
-		if (measure_set(&r, c->rep, vec))
+		if (measure_set(&r, c->rep, vec, lo, hi))
 			goto out;
 		printf("%-12s %-7d", bwap_nodeset_format(c->rep, buf, sizeof(buf)), c->nr_members);
 		for (int i = 0; i < r.t->nr_nodes; i++)
 			if (vec[i] >= 0)
 				printf(" %9.0f", vec[i]);
-		printf("\n");
+		printf("\n%-12s %-7s", "  min-max", "");
+		for (int i = 0; i < r.t->nr_nodes; i++)
+			if (vec[i] >= 0)
+				printf(" %9s", (snprintf(buf, sizeof(buf), "%.1f-%.1f", lo[i] / 1000, hi[i] / 1000), buf));
+		printf("   (GB/s)\n");
 		/* Symmetric images get the same figures with nodes renamed. */
 		for (int j = 0; j < c->nr_members && j < BWAP_MAX_MEMBERS; j++) {
 			double img[BWAP_MAX_NODES];

@@ -136,36 +136,11 @@ static void workload_for(struct bwap_workload *wl, bwap_nodeset workers, int thr
 }
 
 /* The lowest-numbered rational worker set of size k (see sets.c). */
-static bwap_nodeset rational_set(const struct bwap_matrix *m, const char *topo_text, int k)
+static bwap_nodeset rational_set(const struct bwap_matrix *m, int k)
 {
 	static struct bwap_set_class classes[BWAP_MAX_SETS];
-	static int dist[BWAP_MAX_NODES][BWAP_MAX_NODES];
-	int n, have = 0;
-	bwap_nodeset cpu = 0;
+	int n = bwap_rational_sets_matrix(m, classes, BWAP_MAX_SETS);
 
-	memset(dist, 0, sizeof(dist));
-	for (const char *p = topo_text; p && (p = strstr(p, "distance ")); p++) {
-		int row, used, col = 0;
-		const char *q;
-
-		if (sscanf(p, "distance %d:%n", &row, &used) != 1 || row < 0 || row >= BWAP_MAX_NODES)
-			continue;
-		for (q = p + used; col < m->nr_nodes; col++) {
-			char *end;
-			long v = strtol(q, &end, 10);
-
-			if (end == q)
-				break;
-			dist[row][col] = (int)v;
-			q = end;
-		}
-		have = 1;
-	}
-	for (int c = 0; c < m->nr_nodes; c++)
-		for (int i = 0; i < m->nr_nodes; i++)
-			if (m->bw[c][i] > 0)
-				cpu |= BWAP_NODE_BIT(c);
-	n = bwap_rational_sets_raw(m->nr_nodes, cpu, have ? dist : NULL, m, classes, BWAP_MAX_SETS);
 	for (int i = 0; i < n; i++)
 		if (bwap_nodeset_count(classes[i].rep) == k)
 			return classes[i].rep;
@@ -189,17 +164,15 @@ static int bench(const char **files, int nr_files, int threads, double shared, d
 	printf("%-22s %-8s %-9s %6s %6s %6s %6s %6s %6s  %5s %8s\n", "machine", "workers", "workload",
 	       "f-t", "uni-w", "uni-a", "auto", "canon", "c+dwp", "dwp", "GB/s c+d");
 	for (int f = 0; f < nr_files; f++) {
-		char *text = bwap_read_file(files[f], NULL);
 		const char *base = strrchr(files[f], '/');
 
-		if (!text || bwap_matrix_load(m, files[f], err, sizeof(err))) {
-			cli_error("model", "%s", text ? err : "cannot read matrix file");
-			free(text);
+		if (bwap_matrix_load(m, files[f], err, sizeof(err))) {
+			cli_error("model", "%s", err);
 			free(m);
 			return 1;
 		}
 		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-			bwap_nodeset workers = rational_set(m, text, sizes[s]);
+			bwap_nodeset workers = rational_set(m, sizes[s]);
 
 			if (!workers)
 				continue;
@@ -210,7 +183,6 @@ static int bench(const char **files, int nr_files, int threads, double shared, d
 
 				workload_for(&wl, workers, threads, presets[p].mlp, shared, demand);
 				if (evaluate(m, &wl, workers, &o)) {
-					free(text);
 					free(m);
 					return 1;
 				}
@@ -222,7 +194,6 @@ static int bench(const char **files, int nr_files, int threads, double shared, d
 				printf("  %5.2f %8.1f\n", o.best_dwp, o.p[CANONICAL_DWP].throughput);
 			}
 		}
-		free(text);
 	}
 	printf("\nf-t = first-touch, uni-w/uni-a = uniform over workers/all nodes, auto = per-node\n"
 	       "bandwidth weights (upstream 'auto' style), canon = BWAP canonical, c+dwp = canonical\n"

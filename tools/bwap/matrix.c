@@ -153,9 +153,9 @@ int bwap_matrix_parse_text(struct bwap_matrix *m, const char *text, char *err, s
 			continue;
 		}
 		if (sscanf(p, "%31[a-z] %d:%n", key, &id, &used) == 2 &&
-		    (!strcmp(key, "bw") || !strcmp(key, "lat"))) {
+		    (!strcmp(key, "bw") || !strcmp(key, "lat") || !strcmp(key, "dist"))) {
 			double v[BWAP_MAX_NODES];
-			int n, is_bw = !strcmp(key, "bw");
+			int n, is_bw = !strcmp(key, "bw"), is_dist = !strcmp(key, "dist");
 
 			if (!have_nodes) {
 				snprintf(err, errlen, "line %d: 'nodes N' must come before the rows", lineno);
@@ -177,11 +177,13 @@ int bwap_matrix_parse_text(struct bwap_matrix *m, const char *text, char *err, s
 			for (int j = 0; j < n; j++) {
 				if (is_bw)
 					m->bw[id][j] = v[j];
+				else if (is_dist)
+					m->dist[id][j] = v[j] < 0 ? 0 : (int)v[j];
 				else
 					m->lat[id][j] = v[j];
 			}
-			if (!is_bw)
-				m->has_lat = 1;
+			m->has_lat |= !is_bw && !is_dist;
+			m->has_dist |= is_dist;
 			continue;
 		}
 		snprintf(err, errlen, "line %d: cannot read '%.40s'; see the bwap-matrix format in bwapctl(1)",
@@ -313,6 +315,13 @@ int bwap_matrix_parse_topo(struct bwap_matrix *m, const char *text, char *err, s
 			for (int j = 0; j < n; j++)
 				m->bw[id][j] = v[j];
 			rows++;
+		} else if (sscanf(line, "distance %d:%n", &id, &used) == 1 && id >= 0 && id < BWAP_MAX_NODES) {
+			n = parse_row(line + used, v, BWAP_MAX_NODES, 1, 0, lineno, err, errlen);
+			if (n < 0)
+				return -1;
+			for (int j = 0; j < n; j++)
+				m->dist[id][j] = (int)v[j];
+			m->has_dist = 1;
 		} else if (sscanf(line, "latency %d:%n", &id, &used) == 1 && id >= 0 && id < BWAP_MAX_NODES) {
 			n = parse_row(line + used, v, BWAP_MAX_NODES, 1, 0, lineno, err, errlen);
 			if (n < 0)
@@ -379,6 +388,11 @@ int bwap_matrix_from_hmat(struct bwap_matrix *m, const struct bwap_topology *t,
 	int any = 0;
 
 	bwap_matrix_init(m, t->nr_nodes);
+	for (int a = 0; a < t->nr_nodes; a++)
+		for (int b = 0; b < t->nr_nodes; b++) {
+			m->dist[a][b] = t->node[a].distance[b];
+			m->has_dist |= m->dist[a][b] > 0;
+		}
 	for (int mem = 0; mem < t->nr_nodes; mem++) {
 		const struct bwap_node *n = &t->node[mem];
 		const struct bwap_hmat_access *a = n->access[1].present ? &n->access[1] : &n->access[0];
@@ -440,6 +454,14 @@ void bwap_matrix_write_text(const struct bwap_matrix *m, FILE *f)
 				fprintf(f, " %.1f", m->bw[c][j]);
 		}
 		fputc('\n', f);
+	}
+	if (m->has_dist) {
+		for (int c = 0; c < m->nr_nodes; c++) {
+			fprintf(f, "dist %d:", c);
+			for (int j = 0; j < m->nr_nodes; j++)
+				fprintf(f, " %d", m->dist[c][j]);
+			fputc('\n', f);
+		}
 	}
 	if (!m->has_lat)
 		return;

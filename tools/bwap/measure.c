@@ -5,7 +5,8 @@
  * (mbind MPOL_BIND before the first touch) for a fixed time and count the
  * bytes.  Each thread reads its own slice, 64 bytes apart with four
  * independent sums, so the loop is limited by memory, not by a dependency
- * chain.  The result is the total over threads, in MB/s.
+ * chain.  Before timing, move_pages confirms that every page of the
+ * buffer is on that node.  The result is the total over threads, in MB/s.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -121,6 +122,19 @@ double bwap_measure_read_bw(const unsigned char *cpus, int mem_node,
 	}
 	/* Fault in every page now, on mem_node, so the timed loop only reads. */
 	memset(buf, 1, bytes);
+	{
+		long off = bwap_pages_off_node(buf, bytes, mem_node);
+
+		if (off != 0) {
+			if (off < 0)
+				snprintf(err, errlen, "cannot check where the buffer lives: %s", strerror(errno));
+			else
+				snprintf(err, errlen, "%ld of %zu buffer pages are not on node %d; is it full? "
+					 "try a smaller --size", off, bytes / getpagesize(), mem_node);
+			munmap(buf, bytes);
+			return -EIO;
+		}
+	}
 	r = calloc(nthreads, sizeof(*r));
 	if (!r) {
 		munmap(buf, bytes);

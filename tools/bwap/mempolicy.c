@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -79,6 +80,27 @@ long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights)
 	*mode = args.mode;
 	*nodes = mask[0];
 	return 0;
+}
+
+long bwap_pages_off_node(void *buf, size_t bytes, int node)
+{
+	size_t psz = getpagesize(), n = bytes / psz;
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+	long off = -1;
+
+	if (pages && status) {
+		for (size_t i = 0; i < n; i++)
+			pages[i] = (char *)buf + i * psz;
+		if (!syscall(SYS_move_pages, 0, n, pages, NULL, status, 0)) {
+			off = 0;
+			for (size_t i = 0; i < n; i++)
+				off += status[i] != node;
+		}
+	}
+	free(pages);
+	free(status);
+	return off;
 }
 
 int bwap_pin_to_cpus(int tid, const unsigned char *cpus)

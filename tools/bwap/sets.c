@@ -204,3 +204,17 @@ int bwap_rational_sets(const struct bwap_topology *t, const struct bwap_matrix *
 		}
 	return bwap_rational_sets_raw(t->nr_nodes, t->has_cpu, have ? dist : NULL, m, out, max);
 }
+
+int bwap_rational_sets_matrix(const struct bwap_matrix *m, struct bwap_set_class *out, int max)
+{
+	static int dist[BWAP_MAX_NODES][BWAP_MAX_NODES];
+	bwap_nodeset cpu = 0;
+
+	for (int c = 0; c < m->nr_nodes; c++)
+		for (int i = 0; i < m->nr_nodes; i++) {
+			dist[c][i] = m->dist[c][i];
+			if (m->bw[c][i] > 0)
+				cpu |= BWAP_NODE_BIT(c);
+		}
+	return bwap_rational_sets_raw(m->nr_nodes, cpu, m->has_dist ? dist : NULL, m, out, max);
+}

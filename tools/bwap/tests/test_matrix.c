@@ -45,6 +45,8 @@ static void test_text(void)
 	      strstr(err, "row for node 5"), "text: a row outside the nodes: %s", err);
 	CHECK(!bwap_matrix_parse_text(&m, "bwap-matrix 1\nnodes 2\nbw 0: 1 -\n", err, sizeof(err)) &&
 	      m.bw[0][1] < 0 && m.bw[1][0] < 0, "text: '-' and missing rows are unknown");
+	CHECK(!bwap_matrix_parse_text(&m, "bwap-matrix 1\nnodes 2\nbw 0: 1 2\ndist 0: 10 21\n", err, sizeof(err)) &&
+	      m.has_dist && m.dist[0][1] == 21 && !m.has_lat, "text: dist rows are SLIT, not latency");
 }
 
 static void test_roundtrip(void)
@@ -78,6 +80,7 @@ static void test_topo(void)
 	CHECK(m.bw[0][0] == 20 * 1073.741824 && m.bw[0][3] == 5 * 1073.741824,
 	      "topo: 20G = 20 GiB/s = 21474.8 MB/s");
 	CHECK(m.lat[1][2] == 240, "topo: latency rows");
+	CHECK(m.has_dist && m.dist[0][3] == 28 && m.dist[2][2] == 10, "topo: SLIT distance rows");
 	CHECK(bwap_matrix_load(&m, "../../../topologies/2node-symmetric.topo", err, sizeof(err)) == -1 &&
 	      strstr(err, "no 'bandwidth' rows"), "topo: a machine without HMAT is refused: %s", err);
 }
