@@ -150,6 +150,14 @@ long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long
 		    unsigned long maxnode, unsigned int flags);
 /* Task policy MPOL_WEIGHTED_INTERLEAVE over w->nodes with w->w as own weights. */
 long bwap_set_own_weights(const struct bwap_weights *w);
+/*
+ * For bwapd (later issue): new weights for every weighted-interleave policy
+ * of the process behind pidfd (process_mpol_reweight, nr 1003); flags 0 or
+ * BWAP_MPOL_MF_REBALANCE.  Returns pages not moved, or -1 (errno; ENOSYS on
+ * kernels without it).  Not used by bwapctl yet.
+ */
+#define BWAP_MPOL_MF_REBALANCE (1 << 8)
+long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags);
 /* Read back the task policy: mode, nodes and weights (maxnode bytes). */
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights);
 /* Pages of [buf, buf + bytes) not resident on node (move_pages query), or -1 (errno). */

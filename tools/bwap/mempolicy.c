@@ -19,6 +19,7 @@
 
 #define BWAP_NR_SET_MEMPOLICY2 1000
 #define BWAP_NR_GET_MEMPOLICY2 1001
+#define BWAP_NR_PROCESS_MPOL_REWEIGHT 1003
 #define BWAP_MPOL_WEIGHTED_INTERLEAVE 6
 
 /* The uapi struct mpol_args, 32 bytes, no holes. */
@@ -61,6 +62,15 @@ long bwap_set_own_weights(const struct bwap_weights *w)
 	args.pol_nodes = (uintptr_t)mask;
 	args.il_weights = (uintptr_t)weights;
 	return syscall(BWAP_NR_SET_MEMPOLICY2, &args, sizeof(args), 0);
+}
+
+long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags)
+{
+	unsigned char weights[MAXNODE] = { 0 };
+
+	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++)
+		weights[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
+	return syscall(BWAP_NR_PROCESS_MPOL_REWEIGHT, pidfd, weights, (unsigned long)MAXNODE, flags);
 }
 
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights)
