@@ -191,6 +191,12 @@ int cmd_measure(int argc, char **argv)
 	bwap_state_path(state, "matrix", path, sizeof(path));
 	if (bwap_matrix_load(m, path, err, sizeof(err)) || m->nr_nodes != r.t->nr_nodes)
 		bwap_matrix_init(m, r.t->nr_nodes);
+	/* keep the SLIT table with the figures, for worker-set symmetry later */
+	for (int a = 0; a < r.t->nr_nodes; a++)
+		for (int b = 0; b < r.t->nr_nodes; b++) {
+			m->dist[a][b] = r.t->node[a].distance[b];
+			m->has_dist |= m->dist[a][b] > 0;
+		}
 	if (all) {
 		nr_classes = bwap_rational_sets(r.t, NULL, classes, BWAP_MAX_SETS);
 		if (nr_classes < 0)
