@@ -108,6 +108,12 @@ int cmd_run(int argc, char **argv)
 	}
 	if (matrix_opts_load(&mo, m))
 		return 1;
+	if (workers & ~t->has_cpu) {
+		cli_error("run", "worker nodes %s have no CPUs (nodes with CPUs: %s)",
+			  bwap_nodeset_format(workers & ~t->has_cpu, buf, sizeof(buf)),
+			  bwap_nodeset_format(t->has_cpu, err, sizeof(err)));
+		return 1;
+	}
 	if (!have_nodes)
 		nodes = t->has_memory;
 	if (canonical_weights("run", m, workers, nodes, dwp, (int)maxw, &w))

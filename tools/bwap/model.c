@@ -33,6 +33,22 @@ int bwap_machine_from_matrix(struct bwap_machine *mc, const struct bwap_matrix *
 {
 	memset(mc, 0, sizeof(*mc));
 	mc->nr_nodes = m->nr_nodes;
+	/* A CPU node's row must be complete: the model needs every path it may use. */
+	for (int c = 0; c < m->nr_nodes; c++) {
+		int known = 0, unknown = -1;
+
+		for (int mem = 0; mem < m->nr_nodes; mem++) {
+			if (m->bw[c][mem] > 0)
+				known++;
+			else
+				unknown = mem;
+		}
+		if (known && unknown >= 0) {
+			snprintf(err, errlen, "the matrix has no bandwidth from memory node %d to CPU node %d; "
+				 "the model needs full rows (try --hmat-estimate or a measured matrix)", unknown, c);
+			return -1;
+		}
+	}
 	for (int mem = 0; mem < m->nr_nodes; mem++) {
 		double best = 0;
 

@@ -123,7 +123,6 @@ int bwap_topology_read(struct bwap_topology *t, const char *root, char *err, siz
 	for (id = 0; id < BWAP_MAX_NODES; id++) {
 		struct bwap_node *n = &t->node[id];
 		char *tok, *save;
-		int col = 0;
 
 		n->id = id;
 		if (!bwap_nodeset_has(t->online, id))
@@ -143,7 +142,6 @@ int bwap_topology_read(struct bwap_topology *t, const char *root, char *err, siz
 					continue;
 				n->distance[m] = atoi(tok);
 				tok = strtok_r(NULL, " ", &save);
-				col++;
 			}
 		}
 		read_access(base, 0, &n->access[0]);

@@ -139,8 +139,21 @@ static void test_symmetry(void)
 		   "4node: mirror-image worker nodes 0 and 1 predict the same");
 }
 
+static void test_incomplete_matrix_refused(void)
+{
+	struct bwap_matrix m;
+	struct bwap_machine mc;
+	char err[512] = "";
+
+	bwap_matrix_init(&m, 2);
+	m.bw[0][0] = m.bw[1][1] = m.bw[1][0] = 1000;
+	CHECK(bwap_machine_from_matrix(&mc, &m, err, sizeof(err)) == -1 &&
+	      strstr(err, "no bandwidth from memory node 1 to CPU node 0"), "incomplete row refused: %s", err);
+}
+
 int main(void)
 {
+	test_incomplete_matrix_refused();
 	test_fixed_point_one_node();
 	test_bandwidth_bound();
 	test_interior_dwp();
