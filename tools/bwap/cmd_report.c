@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bwapctl report: the matrix and the weights as one PNG. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png [OPTIONS]\n\n"
+		   "Draws the bandwidth matrix as a heatmap (row = CPU node, column = memory\n"
+		   "node, GB/s in each cell, blue = slow, red = fast) and the canonical\n"
+		   "weights for SET as a bar chart (workers orange, percentages on top).\n\n"
+		   "  --workers SET    worker nodes\n"
+		   "  -o, --output F   the PNG to write\n"
+		   "  --dwp X          chart canonical weights with this DWP\n"
+		   "%s"
+		   "  -h, --help       this text\n", matrix_opts_help);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct matrix_opts mo;
+	struct bwap_matrix *m;
+	struct bwap_weights w;
+	bwap_nodeset workers = 0, nodes = 0;
+	const char *out = NULL, *v;
+	double dwp = 0;
+	char err[512] = "";
+
+	matrix_opts_init(&mo);
+	for (int i = 1; i < argc; i++) {
+		int r = matrix_opts_parse(&mo, argc, argv, &i);
+
+		if (r < 0)
+			return 2;
+		if (r)
+			continue;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			help(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--workers")) {
+			if (!(v = cli_value("report", argc, argv, &i)) || cli_parse_workers("report", v, &workers))
+				return 2;
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			if (!(out = cli_value("report", argc, argv, &i)))
+				return 2;
+		} else if (!strcmp(argv[i], "--dwp")) {
+			if (!(v = cli_value("report", argc, argv, &i)) || cli_parse_double("report", "--dwp", v, 0, 1, &dwp))
+				return 2;
+		} else {
+			cli_error("report", "unknown option '%s'; see 'bwapctl report --help'", argv[i]);
+			return 2;
+		}
+	}
+	if (!workers || !out) {
+		cli_error("report", "--workers SET and -o FILE.png are required");
+		return 2;
+	}
+	m = malloc(sizeof(*m));
+	if (!m || matrix_opts_load(&mo, m))
+		return 1;
+	for (int i = 0; i < m->nr_nodes; i++)
+		for (int c = 0; c < m->nr_nodes; c++)
+			if (m->bw[c][i] >= 0)
+				nodes |= BWAP_NODE_BIT(i);
+	if (canonical_weights("report", m, workers, nodes, dwp, 255, &w) ||
+	    bwap_report_png(out, m, &w, workers, err, sizeof(err))) {
+		if (err[0])
+			cli_error("report", "%s", err);
+		free(m);
+		return 1;
+	}
+	printf("wrote %s (matrix: %s)\n", out, m->source);
+	free(m);
+	return 0;
+}

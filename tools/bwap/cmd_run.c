@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapctl run: pin to the worker nodes' CPUs, give the process its own
+ * canonical weights (set_mempolicy2, task policy, inherited across fork
+ * and kept across exec), then exec the application.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "Usage: bwapctl run --workers SET [OPTIONS] -- PROGRAM [ARGS...]\n\n"
+		   "Runs PROGRAM with its threads pinned to the CPUs of the worker nodes SET\n"
+		   "and with BWAP's canonical weights for SET as its own weighted-interleave\n"
+		   "policy (set_mempolicy2; the global sysfs table is not touched).  The\n"
+		   "policy and the CPU mask are inherited by the program's threads and\n"
+		   "children.  Needs a kernel with the BWAP mempolicy2 series.\n\n"
+		   "  --workers SET     worker nodes, e.g. 0,1\n"
+		   "  --dwp X           data-to-worker proximity 0..1: non-worker shares are\n"
+		   "                    scaled by 1-X, keeping ratios within each group\n"
+		   "                    (0 = canonical, the default; 1 = workers only)\n"
+		   "  --nodes SET       nodes that may hold pages (default: all memory nodes)\n"
+		   "  --max-weight N    largest weight, 1..255 (default 255)\n"
+		   "  --no-pin          do not restrict CPUs, only set the weights\n"
+		   "  --quiet           do not print the weights on stderr\n"
+		   "%s"
+		   "  -h, --help        this text\n\n"
+		   "Example: bwapctl run --workers 0,1 -- ./stream\n", matrix_opts_help);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct matrix_opts mo;
+	struct bwap_topology *t = NULL;
+	struct bwap_matrix *m = NULL;
+	struct bwap_weights w;
+	bwap_nodeset workers = 0, nodes = 0;
+	double dwp = 0, maxw = 255;
+	int quiet = 0, pin = 1, have_nodes = 0, prog = -1;
+	unsigned char cpus[BWAP_MAX_CPUS];
+	char err[512], buf[256];
+	const char *v;
+
+	matrix_opts_init(&mo);
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--")) {
+			prog = i + 1;
+			break;
+		}
+		r = matrix_opts_parse(&mo, argc, argv, &i);
+		if (r < 0)
+			return 2;
+		if (r)
+			continue;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			help(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--workers")) {
+			if (!(v = cli_value("run", argc, argv, &i)) || cli_parse_workers("run", v, &workers))
+				return 2;
+		} else if (!strcmp(argv[i], "--nodes")) {
+			if (!(v = cli_value("run", argc, argv, &i)))
+				return 2;
+			if (bwap_nodeset_parse(v, &nodes, err, sizeof(err))) {
+				cli_error("run", "--nodes: %s", err);
+				return 2;
+			}
+			have_nodes = 1;
+		} else if (!strcmp(argv[i], "--dwp")) {
+			if (!(v = cli_value("run", argc, argv, &i)) || cli_parse_double("run", "--dwp", v, 0, 1, &dwp))
+				return 2;
+		} else if (!strcmp(argv[i], "--max-weight")) {
+			if (!(v = cli_value("run", argc, argv, &i)) ||
+			    cli_parse_double("run", "--max-weight", v, 1, 255, &maxw))
+				return 2;
+		} else if (!strcmp(argv[i], "--no-pin")) {
+			pin = 0;
+		} else if (!strcmp(argv[i], "--quiet")) {
+			quiet = 1;
+		} else {
+			cli_error("run", "unknown option '%s'; put the program after '--'", argv[i]);
+			return 2;
+		}
+	}
+	if (!workers) {
+		cli_error("run", "--workers SET is required; see 'bwapctl run --help'");
+		return 2;
+	}
+	if (prog < 0 || prog >= argc) {
+		cli_error("run", "no program given; write it after '--', e.g. bwapctl run --workers 0 -- ./app");
+		return 2;
+	}
+	t = malloc(sizeof(*t));
+	m = malloc(sizeof(*m));
+	if (!t || !m)
+		return 1;
+	if (bwap_topology_read(t, mo.sysfs_root, err, sizeof(err))) {
+		cli_error("run", "%s", err);
+		return 1;
+	}
+	if (matrix_opts_load(&mo, m))
+		return 1;
+	if (workers & ~t->has_cpu) {
+		cli_error("run", "worker nodes %s have no CPUs (nodes with CPUs: %s)",
+			  bwap_nodeset_format(workers & ~t->has_cpu, buf, sizeof(buf)),
+			  bwap_nodeset_format(t->has_cpu, err, sizeof(err)));
+		return 1;
+	}
+	if (!have_nodes)
+		nodes = t->has_memory;
+	if (canonical_weights("run", m, workers, nodes, dwp, (int)maxw, &w))
+		return 1;
+	if (pin) {
+		if (!bwap_topology_cpus_of(t, workers, cpus)) {
+			cli_error("run", "worker nodes %s have no CPUs to run on",
+				  bwap_nodeset_format(workers, buf, sizeof(buf)));
+			return 1;
+		}
+		if (bwap_pin_to_cpus(0, cpus)) {
+			cli_error("run", "cannot pin to the CPUs of nodes %s: %s",
+				  bwap_nodeset_format(workers, buf, sizeof(buf)), strerror(errno));
+			return 1;
+		}
+	}
+	if (bwap_set_own_weights(&w)) {
+		int e = errno;
+
+		cli_error("run", "set_mempolicy2 failed: %s%s", strerror(e),
+			  e == ENOSYS ? " (this kernel lacks the BWAP mempolicy2 series; use "
+					"'bwapctl weights --apply-sysfs' with 'numactl -w NODES' instead)" : "");
+		return 1;
+	}
+	if (!quiet) {
+		fprintf(stderr, "bwapctl run: workers %s, dwp %.3f, weights",
+			bwap_nodeset_format(workers, buf, sizeof(buf)), dwp);
+		for (int i = 0; i < w.nr_nodes; i++)
+			fprintf(stderr, "%s%u", i ? "," : " ", w.w[i]);
+		fprintf(stderr, " (matrix: %s)\n", m->source);
+	}
+	free(t);
+	free(m);
+	execvp(argv[prog], argv + prog);
+	cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
+	return 127;
+}
