@@ -157,15 +157,17 @@ static bool rebalance_isolate(struct mpol_rebalance *rb, struct folio *folio,
 }
 
 /*
- * Count @folio, seen through @nr page table entries, in the first walk;
- * in the second, queue it if its node still has pages to give and some
- * node still has room for all of it.
+ * Count @folio, of which @nr pages are mapped in the range, in the first
+ * walk; in the second, queue it if its node still has pages to give and
+ * some node still has room for all of it.  A large folio only partly
+ * mapped in the range would move pages outside it, so it stays, and its
+ * pages are left to be reported as not moved.
  */
 static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 			    unsigned long nr)
 {
 	int src = folio_nid(folio);
-	long pages;
+	long pages = nr;
 	int dst;
 
 	if (rb->counting) {
@@ -173,10 +175,8 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 		rb->scanned += nr;
 		return;
 	}
-	/* Later PTEs of a large folio already queued. */
-	if (folio == rb->last)
+	if (nr != folio_nr_pages(folio))
 		return;
-	pages = folio_nr_pages(folio);
 	/* rb->target now holds surplus (> 0) or room (< 0) per node. */
 	if (rb->target[src] < pages)
 		return;
@@ -188,7 +188,24 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 	rb->target[src] -= pages;
 	rb->target[dst] += pages;
 	rb->queued += pages;
-	rb->last = folio;
+}
+
+/* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
+static unsigned long folio_ptes_in_row(struct vm_area_struct *vma,
+				       struct folio *folio, pte_t *pte,
+				       unsigned long addr, unsigned long end)
+{
+	unsigned long nr = 1;
+	pte_t ptent;
+
+	for (pte++, addr += PAGE_SIZE; addr != end; pte++, addr += PAGE_SIZE) {
+		ptent = ptep_get(pte);
+		if (!pte_present(ptent) ||
+		    vm_normal_folio(vma, addr, ptent) != folio)
+			break;
+		nr++;
+	}
+	return nr;
 }
 
 static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
@@ -198,26 +215,31 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	struct vm_area_struct *vma = walk->vma;
 	pte_t *pte, *mapped_pte;
 	struct folio *folio;
-	spinlock_t *ptl;
+	unsigned long nr;
+	spinlock_t *ptl;	/* the page table's lock, held over the PTEs */
 	pte_t ptent;
 
 	ptl = pmd_trans_huge_lock(pmd, vma);
 	if (ptl) {
+		/* The range may cover only part of the huge page. */
 		if (!is_pmd_migration_entry(*pmd)) {
 			folio = pmd_folio(*pmd);
 			if (!is_huge_zero_folio(folio))
-				rebalance_folio(rb, folio, HPAGE_PMD_NR);
+				rebalance_folio(rb, folio,
+						(end - addr) >> PAGE_SHIFT);
 		}
 		spin_unlock(ptl);
 		return 0;
 	}
 
-	mapped_pte = pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
+	mapped_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
+	pte = mapped_pte;
 	if (!pte) {
 		walk->action = ACTION_AGAIN;
 		return 0;
 	}
-	for (; addr != end; pte++, addr += PAGE_SIZE) {
+	for (; addr != end; pte += nr, addr += nr * PAGE_SIZE) {
+		nr = 1;
 		ptent = ptep_get(pte);
 		if (!pte_present(ptent))
 			continue;
@@ -225,7 +247,10 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		if (!folio || folio_is_zone_device(folio) ||
 		    folio_test_reserved(folio))
 			continue;
-		rebalance_folio(rb, folio, 1);
+		/* Take a large folio's PTEs together, so it is seen once. */
+		if (folio_test_large(folio))
+			nr = folio_ptes_in_row(vma, folio, pte, addr, end);
+		rebalance_folio(rb, folio, nr);
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
@@ -251,8 +276,10 @@ static const struct mm_walk_ops rebalance_walk_ops = {
  * folios from nodes above their share, each queued for a node below its
  * share.  A large folio moves whole, so it is queued only where it fits.
  *
- * Context: mmap_write_lock() held, so the page tables and the VMA stay as
- * they are between the two walks.
+ * Context: mmap_write_lock() held, so the VMA stays and no fault adds
+ * pages between the two walks.  Reclaim, truncation or collapse can still
+ * remove some; then fewer pages move than were counted as needed, and the
+ * difference is reported as not moved.
  */
 void mpol_rebalance_range(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
@@ -282,7 +309,6 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 		return;
 
 	rb->counting = false;
-	rb->last = NULL;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
 }
 

@@ -25,7 +25,6 @@ struct vm_area_struct;
  * @target: per-node target of that VMA, then what is left to send or
  *	take (nr_node_ids)
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
- * @last: the large folio queued last, so its other PTEs are skipped
  * @counting: true in the first walk over a VMA, false in the second
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
@@ -40,7 +39,6 @@ struct mpol_rebalance {
 	unsigned long *cur;
 	long *target;
 	struct list_head *to_node;
-	struct folio *last;
 	bool counting;
 };
 

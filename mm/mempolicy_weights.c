@@ -107,7 +107,8 @@ void mpol_weights_free(struct mpol_weights *w)
 /**
  * mpol_weights_spare_alloc - allocate room to copy a policy's weights
  * @old: the policy about to be copied
- * @spare: set to a new table if @old has weights of its own, else NULL
+ * @spare: set to a new table if @old may own weights (weighted interleave),
+ *	or has some, else NULL
  *
  * Copies of a policy are made under spinlocks, where a table cannot be
  * allocated; this allocates one beforehand.  Pass it to
@@ -118,7 +119,13 @@ void mpol_weights_free(struct mpol_weights *w)
 int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare)
 {
 	*spare = NULL;
-	if (!rcu_access_pointer(old->il_weights))
+	/*
+	 * Not only when @old owns a table now: process_mpol_reweight() can
+	 * give a weighted-interleave policy one before the copy is made under
+	 * the lock.  The mode of a live policy never changes.
+	 */
+	if (old->mode != MPOL_WEIGHTED_INTERLEAVE &&
+	    !rcu_access_pointer(old->il_weights))
 		return 0;
 	return mpol_weights_spare_alloc_any(spare);
 }
@@ -304,7 +311,8 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
 /**
  * mpol_reweight_from_user - read the weights of process_mpol_reweight()
  * @uw: user array, one byte per node id
- * @maxnode: bytes in @uw, counted as set_mempolicy() counts maxnode
+ * @maxnode: bytes in @uw (libnuma's maxnode, bitmask size + 1, works too:
+ *	the extra byte is for an impossible node and must be zero)
  * @out: the new table
  *
  * Bytes for node ids this kernel cannot have must be zero, as bits above

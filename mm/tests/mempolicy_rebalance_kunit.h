@@ -153,6 +153,7 @@ static struct kunit_suite mpol_rebalance_test_suite = {
 	.name = "mempolicy_rebalance",
 	.test_cases = mpol_rebalance_test_cases,
 };
+
 kunit_test_suite(mpol_rebalance_test_suite);
 
 #endif /* _MM_TESTS_MEMPOLICY_REBALANCE_KUNIT_H */
