@@ -7,6 +7,7 @@
  * Needs four memory nodes; SKIPs with fewer.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/wait.h>
 
@@ -227,6 +228,12 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	set_w(self, 4, 2, 1, 1);
+	/* An empty range rebalances nothing. */
+	vmstat_snap(&self->before);
+	ASSERT_EQ(0, bwap_mbind2(self->p, 0, &self->args, sizeof(self->args),
+				 MPOL_MF_REBALANCE));
+	vmstat_snap(&self->after);
+	EXPECT_EQ(0, SCANNED(self));
 	vmstat_snap(&self->before);
 	ret = bwap_mbind2(self->p, half, &self->args, sizeof(self->args),
 			  MPOL_MF_REBALANCE);
@@ -466,6 +473,76 @@ TEST_F(rebalance, every_thread_policy)
 			EXPECT_EQ((1UL << self->nodes[0]) | (1UL << self->nodes[1]),
 				  a[i].r.mask[0]);
 	}
+}
+
+/* The target's leader thread has exited; another thread still runs. */
+static int leader_go[2];
+
+static void *survivor(void *arg)
+{
+	struct bwap_policy r;
+	char c;
+
+	if (read(leader_go[0], &c, 1) != 1 || bwap_read_policy(&r, NULL))
+		syscall(SYS_exit_group, 20);
+	syscall(SYS_exit_group, r.w[*(int *)arg] == 4 ? 0 : 21);
+	return NULL;
+}
+
+/* 'Z' once the leader of @pid is a zombie, read from /proc. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : 0;
+}
+
+TEST_F(rebalance, leader_exited_thread_runs)
+{
+	int ready[2], pidfd, status;
+	long spins;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(leader_go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		pthread_t t;
+
+		set_w(self, 1, 1, 1, 1);
+		if (bwap_set_mempolicy2(&self->args, sizeof(self->args), 0) ||
+		    pthread_create(&t, NULL, survivor, &self->nodes[0]) ||
+		    write(ready[1], &c, 1) != 1)
+			_exit(10);
+		syscall(SYS_exit, 0);	/* this thread only */
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	pidfd = bwap_pidfd_open(pid);
+	ASSERT_LE(0, pidfd);
+	/* Wait for the leader to exit by watching its state, not by time. */
+	for (spins = 0; proc_state(pid) != 'Z' && spins < 100000000; spins++)
+		sched_yield();
+	ASSERT_EQ('Z', proc_state(pid));
+	set_w(self, 4, 2, 1, 1);
+	/* No rebalance: the child's pages are still shared with us. */
+	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE, 0));
+	ASSERT_EQ(1, write(leader_go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(pidfd);
 }
 
 TEST_HARNESS_MAIN
