@@ -503,7 +503,7 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 		pthread_join(workers[i], NULL);
 	pthread_join(racer, NULL);
 
-	TH_LOG("%lu main iterations: %lu reweights of the whole process (%lu pages not moved, pages busy), %lu range rebalances (%lu hit a range being remapped), racer: %lu child reweights, %lu ESRCH",
+	TH_LOG("%lu main iterations: %lu reweights of the whole process (%lu pages not moved: busy, or shared with a forked child), %lu range rebalances (%lu hit a range being remapped), racer: %lu child reweights, %lu ESRCH",
 	       iterations, reweights, not_moved, range_rebalances, range_holes,
 	       st->racer_child_reweights, st->racer_child_esrch);
 	ASSERT_LE(0, ret) TH_LOG("reweight/rebalance failed: %s", strerror(r));
