@@ -829,6 +829,29 @@ static unsigned long parse_count(const char *opt, const char *s, unsigned long m
 	return v;
 }
 
+/* A /proc/vmstat counter, or -1 if this kernel has none by that name. */
+static long vmstat(const char *name)
+{
+	char line[256];
+	size_t len = strlen(name);
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ' ') {
+			v = atol(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static const char *const rebalance_counters[] = {
+	"numa_rebalance_scanned", "numa_rebalance_moved", "numa_rebalance_failed",
+};
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -850,6 +873,7 @@ int main(int argc, char **argv)
 	unsigned long seed = 1, calls = 100000, progress = 10000, n, failed = 0;
 	unsigned long details_printed = 0;
 	int opt, i, sc, restored, have_reweight;
+	long vm_start[3];
 	double t0;
 
 	while ((opt = getopt_long(argc, argv, "s:c:p:vh", opts, NULL)) != -1) {
@@ -920,6 +944,8 @@ int main(int argc, char **argv)
 	if (!have_reweight)
 		printf("# process_mpol_reweight (1003) is not in this kernel: ENOSYS; its calls still run and count as ENOSYS\n");
 	read_state(&shadow);
+	for (i = 0; i < 3; i++)
+		vm_start[i] = vmstat(rebalance_counters[i]);
 	t0 = now_s();
 
 	for (n = 1; n <= calls; n++) {
@@ -1055,6 +1081,11 @@ next:
 	       checks, mismatches, bad_returns);
 	printf("# mbind2 EIO with MPOL_MF_STRICT and a move flag (policy installed, some pages not moved; not checked): %lu\n",
 	       strict_eio);
+	if (vm_start[0] >= 0)
+		printf("# pages rebalanced during the run (/proc/vmstat): scanned %ld, moved %ld, failed %ld\n",
+		       vmstat(rebalance_counters[0]) - vm_start[0],
+		       vmstat(rebalance_counters[1]) - vm_start[1],
+		       vmstat(rebalance_counters[2]) - vm_start[2]);
 	printf("# %lu calls in %.1f s (%.0f calls/s)\n", calls, now_s() - t0,
 	       calls / (now_s() - t0));
 	printf("1..4\n");
