@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 
 #include "numa_util.h"
+#include "cpuset_util.h"
 
 #ifndef __NR_process_mpol_reweight
 #define __NR_process_mpol_reweight 1003
@@ -285,15 +286,52 @@ static pid_t fork_waiting_child(int *pidfd, int *pipe_w)
 	return pid;
 }
 
-/* (Re)create the live child, so it inherits the policies we have now. */
+/*
+ * A cpuset holding the lower half of the nodes.  Every other live child
+ * is moved into it, so reweights naming nodes outside the child's cpuset
+ * are tried as well.
+ */
+#define CHILD_CG BWAP_CGROUP_ROOT "/mpol-fuzz-child"
+static int have_child_cg;
+static unsigned long respawns;
+
+static void setup_child_cpuset(void)
+{
+	char mems[128] = "";
+	int i, len = 0;
+
+	if (nr_nodes < 2)
+		return;
+	for (i = 0; i < nr_nodes / 2; i++)
+		len += snprintf(mems + len, sizeof(mems) - len, "%s%d", i ? "," : "",
+				node_ids[i]);
+	have_child_cg = !bwap_cpuset_create(CHILD_CG, mems);
+	printf("# live child: %s\n", have_child_cg ?
+	       "every other one runs in a cpuset with the lower half of the nodes" :
+	       "no cpuset controller, the child is never restricted");
+}
+
+/*
+ * (Re)create the live child, so it inherits the policies we have now.
+ * Moving it into the cpuset rebinds the policies it holds; that may
+ * change what we share with it, so the shadow is read again afterwards.
+ */
 static void respawn_child(void)
 {
+	char pid[32];
+
 	if (child_pid) {
 		close(child_pipe);
 		waitpid(child_pid, NULL, 0);
 		close(child_pidfd);
 	}
 	child_pid = fork_waiting_child(&child_pidfd, &child_pipe);
+	if (have_child_cg && respawns++ % 2) {
+		snprintf(pid, sizeof(pid), "%d", child_pid);
+		if (bwap_cg_write(CHILD_CG, "cgroup.procs", pid))
+			printf("# could not move the child into %s\n", CHILD_CG);
+	}
+	read_state(&shadow);
 }
 
 static void make_dead_children(void)
@@ -932,6 +970,7 @@ int main(int argc, char **argv)
 	}
 	devnull_fd = open("/dev/null", O_RDWR);
 	make_dead_children();
+	setup_child_cpuset();
 	respawn_child();
 
 	errno = 0;
@@ -956,9 +995,8 @@ int main(int argc, char **argv)
 		sane = chance(50);
 		if (n % 64 == 0)
 			touch_arena();
-		if (n % 5000 == 0) {
+		if (n % 1000 == 0)	/* a new child, with what we have now */
 			respawn_child();
-		}
 		if (r < 25)
 			sc = SC_SET;
 		else if (r < 40)
@@ -1047,10 +1085,12 @@ next:
 			       n, calls, failed, mismatches, now_s() - t0);
 	}
 
-	/* Reap the children and restore the global weights. */
+	/* Reap the children, remove the cpuset, restore the global weights. */
 	close(child_pipe);
 	waitpid(child_pid, NULL, 0);
 	waitpid(zombie_pid, NULL, 0);
+	if (have_child_cg)
+		rmdir(CHILD_CG);
 	restore_sysfs();
 	restored = 1;
 	for (i = 0; i < nr_nodes; i++)
