@@ -73,6 +73,7 @@ static long npages = 4096;
 static int repeats = 5;
 static int icount;
 static char *base_hint;		/* every start state is mapped here */
+#define FIXED_BASE ((char *)0x600000000000UL)
 static int self_pidfd;
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -240,6 +241,18 @@ static char *start_state(const unsigned char *old_w)
 	char *p;
 	long i;
 
+	/*
+	 * Always the same address: the interleave pattern depends on the
+	 * virtual page number, so the same address makes the same counts in
+	 * every run, whatever the address-space randomisation did.
+	 */
+	if (!base_hint) {
+		p = mmap(FIXED_BASE, npages * PG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, npages * PG);
+		base_hint = p == FIXED_BASE ? p : NULL;
+	}
 	p = mmap(base_hint, npages * PG, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | (base_hint ? MAP_FIXED_NOREPLACE : 0), -1, 0);
 	if (p == MAP_FAILED || (base_hint && p != base_hint)) {
