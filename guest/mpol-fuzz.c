@@ -916,12 +916,24 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "s:c:p:vh", opts, NULL)) != -1) {
 		switch (opt) {
-		case 's': seed = parse_count("--seed", optarg, 0); break;
-		case 'c': calls = parse_count("--calls", optarg, 1); break;
-		case 'p': progress = parse_count("--progress", optarg, 1); break;
-		case 'v': verbose = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 's':
+			seed = parse_count("--seed", optarg, 0);
+			break;
+		case 'c':
+			calls = parse_count("--calls", optarg, 1);
+			break;
+		case 'p':
+			progress = parse_count("--progress", optarg, 1);
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
@@ -1010,11 +1022,21 @@ int main(int argc, char **argv)
 
 		errno = 0;
 		switch (sc) {
-		case SC_SET: ret = call_set(); break;
-		case SC_GET: ret = call_get(); break;
-		case SC_MBIND: ret = call_mbind(); break;
-		case SC_REWEIGHT: ret = call_reweight(); break;
-		default: ret = call_sysfs(); break;
+		case SC_SET:
+			ret = call_set();
+			break;
+		case SC_GET:
+			ret = call_get();
+			break;
+		case SC_MBIND:
+			ret = call_mbind();
+			break;
+		case SC_REWEIGHT:
+			ret = call_reweight();
+			break;
+		default:
+			ret = call_sysfs();
+			break;
 		}
 		err = ret < 0 ? errno : 0;
 		sc_calls[sc]++;

@@ -573,12 +573,24 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "p:r:is:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'p': npages = parse_num("--pages", optarg, 1, 1 << 20); break;
-		case 'r': repeats = parse_num("--repeats", optarg, 1, MAX_REPEATS); break;
-		case 'i': icount = 1; break;
-		case 's': only = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'p':
+			npages = parse_num("--pages", optarg, 1, 1 << 20);
+			break;
+		case 'r':
+			repeats = parse_num("--repeats", optarg, 1, MAX_REPEATS);
+			break;
+		case 'i':
+			icount = 1;
+			break;
+		case 's':
+			only = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc)
