@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rebalance-bench: pages moved, and time per moved page, when interleave
+ * weights change, for the kernel's rebalance against two user-space ways.
+ *
+ * Each scenario changes the weights of one range of --pages pages from OLD
+ * to NEW.  The range starts every time in the same state: mapped at the
+ * same address, with an mbind2() weighted-interleave policy of weights OLD,
+ * and every page faulted, so each node holds the pages OLD's interleave
+ * pattern gives it.  Then one of three methods applies NEW:
+ *
+ *  (i) BWAP: process_mpol_reweight(own pidfd, NEW, MPOL_MF_REBALANCE).
+ *  (a) BWAP paper, Algorithm 1 (Gureya et al., "Bandwidth-Aware Page
+ *      Placement in NUMA", IPDPS 2020), the user-level weighted interleave
+ *      of the BWAP runtime (see bwap_algorithm1() for our reading of it).
+ *  (b) move_pages(2) of every page whose weighted-interleave target node
+ *      (by its interleave index, as the kernel computes it) differs under
+ *      NEW from where the page is.
+ *
+ * For each, the pages that changed node are counted from move_pages(2)
+ * queries before and after (and, for (i), from /proc/vmstat
+ * numa_rebalance_moved), and set against the theoretical minimum
+ * sum over nodes of max(0, current - target), the target being each
+ * node's largest-remainder share of the range's resident pages.  "off"
+ * is how many pages are still away from that target afterwards.
+ *
+ * Timing: per moved page, (i) against one move_pages(2) batch that moves
+ * the very same pages to the very same nodes, median ratio over
+ * --repeats.  Run under `scripts/run-vm --icount` the guest clock counts
+ * instructions, so the figures are instruction counts, not seconds: they
+ * repeat exactly and leave out cache and memory effects.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <sched.h>
+#include <time.h>
+
+#include "numa_util.h"
+
+#ifndef __NR_process_mpol_reweight
+#define __NR_process_mpol_reweight 1003
+#endif
+#ifndef MPOL_MF_REBALANCE
+#define MPOL_MF_REBALANCE (1 << 8)
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+#define NN 4			/* nodes the scenarios use */
+#define PG 4096UL
+#define MAX_REPEATS 101
+
+struct scenario {
+	const char *name;
+	const char *what;
+	unsigned char old_w[NN], new_w[NN];
+};
+
+/* The workers run on node 0 (CPU 0). */
+static const struct scenario scenarios[] = {
+	{ "small-change", "one node one step up", { 4, 2, 1, 1 }, { 5, 2, 1, 1 } },
+	{ "large-change", "weights reversed", { 4, 2, 1, 1 }, { 1, 1, 2, 4 } },
+	{ "toward-workers", "uniform to canonical", { 1, 1, 1, 1 }, { 4, 2, 1, 1 } },
+	{ "away-from-workers", "pages leave node 0", { 6, 1, 1, 1 }, { 3, 2, 2, 2 } },
+	{ "drain-node", "node 3 to weight 0", { 4, 2, 1, 1 }, { 4, 2, 1, 0 } },
+	{ "back-to-uniform", "refill the drained node", { 4, 2, 1, 0 }, { 1, 1, 1, 1 } },
+};
+#define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+static int nodes[NN];
+static long npages = 4096;
+static int repeats = 5;
+static int icount;
+static char *base_hint;		/* every start state is mapped here */
+#define FIXED_BASE ((char *)0x600000000000UL)
+static int self_pidfd;
+
+/* ---- helpers -------------------------------------------------------------- */
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "rebalance-bench: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+static long vmstat(const char *name)
+{
+	char line[256];
+	size_t len = strlen(name);
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ' ') {
+			v = atol(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static void weights_table(const unsigned char *w, unsigned char *table)
+{
+	int i;
+
+	memset(table, 0, BWAP_MAXNODE);
+	for (i = 0; i < NN; i++)
+		table[nodes[i]] = w[i];
+}
+
+static void fmt_w(char *buf, const unsigned char *w)
+{
+	sprintf(buf, "%u,%u,%u,%u", w[0], w[1], w[2], w[3]);
+}
+
+/* Index of @node among nodes[], or -1. */
+static int node_index(int node)
+{
+	int i;
+
+	for (i = 0; i < NN; i++)
+		if (nodes[i] == node)
+			return i;
+	return -1;
+}
+
+/* Node of every page, by move_pages(2) query; per-node counts. */
+static void where(char *p, int *status, long *count)
+{
+	static void **pages;
+	long i;
+
+	if (!pages)
+		pages = malloc(npages * sizeof(*pages));
+	for (i = 0; i < npages; i++)
+		pages[i] = p + i * PG;
+	if (bwap_move_pages(0, npages, pages, NULL, status, 0)) {
+		perror("rebalance-bench: move_pages query");
+		exit(2);
+	}
+	memset(count, 0, NN * sizeof(*count));
+	for (i = 0; i < npages; i++) {
+		int k = node_index(status[i]);
+
+		if (k < 0) {
+			fprintf(stderr, "rebalance-bench: page %ld is on node %d (status), not a test node\n",
+				i, status[i]);
+			exit(2);
+		}
+		count[k]++;
+	}
+}
+
+/*
+ * Largest-remainder share of @total pages: floor(total * w / W) each, one
+ * more to the largest remainders; equal remainders first to the node that
+ * holds more pages now, then to the lower node id (the kernel's rule).
+ */
+static void lr_targets(long total, const long *cur, const unsigned char *w, long *target)
+{
+	long wsum = 0, given = 0;
+	int extra[NN] = { 0 }, i;
+
+	for (i = 0; i < NN; i++)
+		wsum += w[i];
+	for (i = 0; i < NN; i++) {
+		target[i] = total * w[i] / wsum;
+		given += target[i];
+	}
+	while (given < total) {
+		int best = -1;
+		long best_rem = 0;
+
+		for (i = 0; i < NN; i++) {
+			long rem = total * w[i] % wsum;
+
+			if (!w[i] || extra[i])
+				continue;
+			if (best < 0 || rem > best_rem || (rem == best_rem && cur[i] > cur[best])) {
+				best = i;
+				best_rem = rem;
+			}
+		}
+		extra[best] = 1;
+		target[best]++;
+		given++;
+	}
+}
+
+static long min_moves(const long *cur, const long *target)
+{
+	long m = 0;
+	int i;
+
+	for (i = 0; i < NN; i++)
+		if (cur[i] > target[i])
+			m += cur[i] - target[i];
+	return m;
+}
+
+/*
+ * Node a weighted-interleave VMA policy gives the page at @addr: the
+ * interleave index of an anonymous page is its virtual page number
+ * (vm_pgoff of an anonymous VMA is vm_start >> PAGE_SHIFT), taken modulo
+ * the total weight and walked over the nodes in id order.
+ */
+static int wi_target(unsigned long addr, const unsigned char *w)
+{
+	unsigned long sum = 0, r;
+	int i;
+
+	for (i = 0; i < NN; i++)
+		sum += w[i];
+	r = (addr / PG) % sum;
+	for (i = 0; i < NN; i++) {
+		if (r < w[i])
+			return i;
+		r -= w[i];
+	}
+	return NN - 1;
+}
+
+/* ---- the start state ---------------------------------------------------------- */
+static char *start_state(const unsigned char *old_w)
+{
+	unsigned char table[BWAP_MAXNODE];
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	struct mpol_args args;
+	char *p;
+	long i;
+
+	/*
+	 * Always the same address: the interleave pattern depends on the
+	 * virtual page number, so the same address makes the same counts in
+	 * every run, whatever the address-space randomisation did.
+	 */
+	if (!base_hint) {
+		p = mmap(FIXED_BASE, npages * PG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, npages * PG);
+		base_hint = p == FIXED_BASE ? p : NULL;
+	}
+	p = mmap(base_hint, npages * PG, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | (base_hint ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+	if (p == MAP_FAILED || (base_hint && p != base_hint)) {
+		perror("rebalance-bench: mmap of the range");
+		exit(2);
+	}
+	base_hint = p;
+	madvise(p, npages * PG, MADV_NOHUGEPAGE);
+	/* build the page tables first, so later faults allocate data pages only */
+	for (i = 0; i < npages; i++)
+		p[i * PG] = 1;
+	madvise(p, npages * PG, MADV_DONTNEED);
+	weights_table(old_w, table);
+	bwap_wi_args(&args, mask, nodes, NN, table);
+	if (bwap_mbind2(p, npages * PG, &args, sizeof(args), 0)) {
+		perror("rebalance-bench: mbind2 of the start policy");
+		exit(2);
+	}
+	for (i = 0; i < npages; i++)
+		memset(p + i * PG, (int)(i & 0xff), 64);
+	return p;
+}
+
+static void end_state(char *p)
+{
+	munmap(p, npages * PG);
+}
+
+/* ---- the methods ------------------------------------------------------------------ */
+static long method_bwap(char *p, const unsigned char *new_w, long long *ns)
+{
+	unsigned char table[BWAP_MAXNODE];
+	long long t0;
+	long ret;
+
+	(void)p;
+	weights_table(new_w, table);
+	t0 = now_ns();
+	ret = syscall(__NR_process_mpol_reweight, self_pidfd, table, BWAP_MAXNODE,
+		      MPOL_MF_REBALANCE);
+	*ns = now_ns() - t0;
+	return ret;
+}
+
+/*
+ * BWAP paper, Algorithm 1, as we read it (paper and the authors' runtime,
+ * place_pages_weighted()): weighted interleave built from plain
+ * MPOL_INTERLEAVE.  Sort the nodes by weight, ascending; with a nodes
+ * still in the set and w_prev the weight of the node last removed, the
+ * next contiguous sub-range holds a * (w_i - w_prev) / W of the pages and
+ * is mbind()ed MPOL_INTERLEAVE over the whole remaining set, with
+ * MPOL_MF_MOVE | MPOL_MF_STRICT; then node i leaves the set.  Summed
+ * over the sub-ranges, node i gets w_i / W of the pages.  Sub-range sizes
+ * are rounded up to whole pages and the last one is cut at the end of the
+ * range.  mbind(MPOL_MF_MOVE) only moves pages that sit on a node outside
+ * the sub-range's set, so pages already on a node of the set stay where
+ * they are, even if that node now holds more than its share.
+ */
+static long method_algorithm1(char *p, const unsigned char *new_w, long long *ns)
+{
+	int order[NN], i, j, a = NN;
+	long wsum = 0, done = 0, failed = 0, w_prev = 0;
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	long long t0;
+
+	for (i = 0; i < NN; i++) {
+		order[i] = i;
+		wsum += new_w[i];
+		bwap_nodemask_set(mask, nodes[i]);
+	}
+	for (i = 1; i < NN; i++)	/* insertion sort, ascending weight, stable */
+		for (j = i; j > 0 && new_w[order[j - 1]] > new_w[order[j]]; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	t0 = now_ns();
+	for (i = 0; i < NN && done < npages; i++) {
+		long b = new_w[order[i]] - w_prev;
+		long seg = (a * b * npages + wsum - 1) / wsum;
+
+		if (seg > npages - done)
+			seg = npages - done;
+		if (seg > 0 && bwap_mbind(p + done * PG, seg * PG, MPOL_INTERLEAVE, mask,
+					  BWAP_MAXNODE, MPOL_MF_MOVE | MPOL_MF_STRICT))
+			failed++;	/* EIO: some pages did not move */
+		done += seg;
+		a--;
+		w_prev = new_w[order[i]];
+		mask[nodes[order[i]] / (8 * sizeof(long))] &=
+			~(1UL << (nodes[order[i]] % (8 * sizeof(long))));
+	}
+	*ns = now_ns() - t0;
+	return failed;
+}
+
+static long method_move_pages(char *p, const unsigned char *new_w, long long *ns)
+{
+	static void **pages;
+	static int *dest, *status, *cur;
+	unsigned char table[BWAP_MAXNODE];
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	struct mpol_args args;
+	long count[NN], i, n = 0, failed = 0;
+	long long t0;
+
+	if (!pages) {
+		pages = malloc(npages * sizeof(*pages));
+		dest = malloc(npages * sizeof(*dest));
+		status = malloc(npages * sizeof(*status));
+		cur = malloc(npages * sizeof(*cur));
+	}
+	t0 = now_ns();
+	where(p, cur, count);
+	for (i = 0; i < npages; i++) {
+		int t = nodes[wi_target((unsigned long)(p + i * PG), new_w)];
+
+		if (cur[i] != t) {
+			pages[n] = p + i * PG;
+			dest[n++] = t;
+		}
+	}
+	if (n && bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
+		failed = n;
+	for (i = 0; i < n && !failed; i++)
+		failed += status[i] != dest[i];
+	/* and the policy, so that new faults follow NEW */
+	weights_table(new_w, table);
+	bwap_wi_args(&args, mask, nodes, NN, table);
+	bwap_mbind2(p, npages * PG, &args, sizeof(args), 0);
+	*ns = now_ns() - t0;
+	return failed;
+}
+
+/* ---- one run of one method ---------------------------------------------------------- */
+struct result {
+	long min, moved, off, failed, vm_moved;
+	long off_pattern;	/* start pages not where OLD's pattern puts them */
+	long cur[NN], final[NN];
+	int ok;			/* the method ran (not ENOSYS) */
+};
+
+static int *before_st, *after_st;
+
+typedef long (*method_fn)(char *p, const unsigned char *new_w, long long *ns);
+
+static void run_method(const struct scenario *sc, method_fn fn, struct result *r)
+{
+	long target[NN], mig0, rb0, i;
+	long long ns;
+	char *p = start_state(sc->old_w);
+
+	memset(r, 0, sizeof(*r));
+	where(p, before_st, r->cur);
+	/* the start must be the OLD pattern that (b) assumes */
+	for (i = 0; i < npages; i++)
+		r->off_pattern += before_st[i] != nodes[wi_target((unsigned long)(p + i * PG),
+								   sc->old_w)];
+	lr_targets(npages, r->cur, sc->new_w, target);
+	r->min = min_moves(r->cur, target);
+	mig0 = vmstat("pgmigrate_success");
+	rb0 = vmstat("numa_rebalance_moved");
+	errno = 0;
+	r->failed = fn(p, sc->new_w, &ns);
+	r->ok = !(r->failed == -1 && errno == ENOSYS);
+	if (r->ok && r->failed < 0) {
+		fprintf(stderr, "rebalance-bench: %s: method failed: %s\n", sc->name, strerror(errno));
+		exit(2);
+	}
+	where(p, after_st, r->final);
+	for (i = 0; i < npages; i++)
+		r->moved += before_st[i] != after_st[i];
+	for (i = 0; i < NN; i++)
+		r->off += labs(r->final[i] - target[i]);
+	r->off /= 2;
+	r->vm_moved = fn == method_bwap ? vmstat("numa_rebalance_moved") - rb0
+					: vmstat("pgmigrate_success") - mig0;
+	end_state(p);
+}
+
+static void print_ratio(const struct result *r)
+{
+	if (!r->ok) {
+		printf(" %6s %6s %5s |", "n/a", "", "");
+		return;
+	}
+	if (r->min)
+		printf(" %6ld %5.2fx %5ld |", r->moved, (double)r->moved / r->min, r->off);
+	else
+		printf(" %6ld %6s %5ld |", r->moved, r->moved ? "inf" : "1.00x", r->off);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Time (i) per moved page, then a move_pages(2) batch moving the same pages
+ * from the same start state to the same nodes; returns the median ratio.
+ */
+static int time_scenario(const struct scenario *sc, double *med, double *lo, double *hi,
+			 double *bwap_pp, double *mp_pp, long *moved_out)
+{
+	double ratio[MAX_REPEATS], bpp[MAX_REPEATS], mpp[MAX_REPEATS];
+	void **pages = malloc(npages * sizeof(*pages));
+	int *dest = malloc(npages * sizeof(*dest)), *status = malloc(npages * sizeof(*status));
+	long count[NN];
+	int rep;
+
+	for (rep = 0; rep < repeats; rep++) {
+		long long t_bwap, t0, t_mp;
+		long i, n = 0;
+		char *p = start_state(sc->old_w);
+
+		where(p, before_st, count);
+		if (method_bwap(p, sc->new_w, &t_bwap) < 0)
+			return -1;
+		where(p, after_st, count);
+		end_state(p);
+		for (i = 0; i < npages; i++)
+			if (before_st[i] != after_st[i]) {
+				pages[n] = base_hint + i * PG;
+				dest[n++] = after_st[i];
+			}
+		*moved_out = n;
+		if (!n)
+			return 0;
+		p = start_state(sc->old_w);
+		t0 = now_ns();
+		if (bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0) {
+			perror("rebalance-bench: move_pages batch");
+			exit(2);
+		}
+		t_mp = now_ns() - t0;
+		end_state(p);
+		bpp[rep] = (double)t_bwap / n;
+		mpp[rep] = (double)t_mp / n;
+		ratio[rep] = bpp[rep] / mpp[rep];
+	}
+	qsort(ratio, repeats, sizeof(double), cmp_double);
+	qsort(bpp, repeats, sizeof(double), cmp_double);
+	qsort(mpp, repeats, sizeof(double), cmp_double);
+	*med = ratio[repeats / 2];
+	*lo = ratio[0];
+	*hi = ratio[repeats - 1];
+	*bwap_pp = bpp[repeats / 2];
+	*mp_pp = mpp[repeats / 2];
+	free(pages);
+	free(dest);
+	free(status);
+	return 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: rebalance-bench [--pages N] [--repeats N] [--icount] [--scenario NAME]\n"
+"\n"
+"Compares, over weight-change scenarios on 4 nodes, the pages moved by the\n"
+"kernel's rebalance (process_mpol_reweight with MPOL_MF_REBALANCE), by the\n"
+"BWAP paper's Algorithm 1 in user space and by move_pages(2) of every page\n"
+"whose interleave target changed, each against the theoretical minimum;\n"
+"then the time per moved page of the kernel's rebalance against a\n"
+"move_pages(2) batch of the same pages.  Needs 4 memory nodes and root.\n"
+"\n"
+"  --pages N       pages in the range (default 4096)\n"
+"  --repeats N     timing repeats; the median is reported (default 5, max %d)\n"
+"  --icount        label times as instructions: use under scripts/run-vm --icount\n"
+"  --scenario NAME run only this scenario; NAME is one of:\n",
+		MAX_REPEATS);
+	for (size_t i = 0; i < NR_SCENARIOS; i++)
+		fprintf(out, "                    %-18s %u,%u,%u,%u -> %u,%u,%u,%u  %s\n",
+			scenarios[i].name, scenarios[i].old_w[0], scenarios[i].old_w[1],
+			scenarios[i].old_w[2], scenarios[i].old_w[3], scenarios[i].new_w[0],
+			scenarios[i].new_w[1], scenarios[i].new_w[2], scenarios[i].new_w[3],
+			scenarios[i].what);
+	fprintf(out, "  --help          this text\n"
+		"\n"
+		"Exit status: 0 if the kernel's rebalance moved exactly the minimum to an\n"
+		"exact result in every scenario (or the kernel lacks it: reported as a\n"
+		"skip), 1 if not, 2 on bad options or errors.\n");
+}
+
+static long parse_num(const char *opt, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "rebalance-bench: %s '%s' is not a number in %ld..%ld; see --help\n",
+			opt, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pages", required_argument, NULL, 'p' },
+		{ "repeats", required_argument, NULL, 'r' },
+		{ "icount", no_argument, NULL, 'i' },
+		{ "scenario", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	const char *only = NULL, *unit;
+	struct result res[NR_SCENARIOS][3];
+	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1;
+	size_t s;
+	cpu_set_t cpus;
+
+	while ((opt = getopt_long(argc, argv, "p:r:is:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			npages = parse_num("--pages", optarg, 1, 1 << 20);
+			break;
+		case 'r':
+			repeats = parse_num("--repeats", optarg, 1, MAX_REPEATS);
+			break;
+		case 'i':
+			icount = 1;
+			break;
+		case 's':
+			only = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%s'; see --help", argv[optind]);
+	if (only) {
+		for (s = 0; s < NR_SCENARIOS; s++)
+			if (!strcmp(only, scenarios[s].name))
+				break;
+		if (s == NR_SCENARIOS)
+			die("no scenario '%s'; --help lists them", only);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (bwap_memory_nodes(ids, BWAP_MAX_NODES) < NN)
+		die("needs %s memory nodes; boot it with --topology 4node-asymmetric", "4");
+	memcpy(nodes, ids, sizeof(nodes));
+	/* the workers: this process, on CPU 0 of node 0 */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	self_pidfd = syscall(__NR_pidfd_open, getpid(), 0);
+	if (self_pidfd < 0)
+		die("pidfd_open(getpid()): %s", strerror(errno));
+	errno = 0;
+	have_kernel = !(syscall(__NR_process_mpol_reweight, -1, NULL, 0, 0) == -1 &&
+			errno == ENOSYS);
+	before_st = malloc(npages * sizeof(int));
+	after_st = malloc(npages * sizeof(int));
+	unit = icount ? "instructions" : "guest ns";
+
+	printf("# rebalance-bench: %ld pages, nodes %d,%d,%d,%d, workers on CPU 0 (node %d)\n",
+	       npages, nodes[0], nodes[1], nodes[2], nodes[3], nodes[0]);
+	if (!have_kernel)
+		printf("# process_mpol_reweight is not in this kernel (ENOSYS): BWAP columns are n/a\n");
+	printf("#\n# Pages moved, against the minimum sum(max(0, current - target)); off = pages\n"
+	       "# left away from the largest-remainder target afterwards (0 = exact result).\n"
+	       "# A ratio below 1.00x comes with off > 0: the method stopped short of the target.\n#\n");
+	printf("# %-18s %-8s %-8s %5s | %-20s | %-20s | %-20s\n", "scenario", "old", "new",
+	       "min", "   (i) BWAP rebal.", " (a) paper Alg. 1", "(b) move_pages diff");
+	printf("# %-18s %-8s %-8s %5s | %6s %6s %5s | %6s %6s %5s | %6s %6s %5s\n", "", "", "", "",
+	       "moved", "ratio", "off", "moved", "ratio", "off", "moved", "ratio", "off");
+	for (s = 0; s < NR_SCENARIOS; s++) {
+		const struct scenario *sc = &scenarios[s];
+		char ow[24], nw[24];
+
+		if (only && strcmp(only, sc->name))
+			continue;
+		run_method(sc, method_bwap, &res[s][0]);
+		run_method(sc, method_algorithm1, &res[s][1]);
+		run_method(sc, method_move_pages, &res[s][2]);
+		fmt_w(ow, sc->old_w);
+		fmt_w(nw, sc->new_w);
+		printf("  %-18s %-8s %-8s %5ld |", sc->name, ow, nw, res[s][0].min);
+		print_ratio(&res[s][0]);
+		print_ratio(&res[s][1]);
+		print_ratio(&res[s][2]);
+		printf("\n");
+		for (int m = 0; m < 3; m++)
+			if (res[s][m].off_pattern)
+				printf("# WARNING: %s: %ld start pages are not where the OLD interleave pattern puts them\n",
+				       sc->name, res[s][m].off_pattern);
+		if (res[s][0].ok && (res[s][0].moved != res[s][0].min || res[s][0].off ||
+				     res[s][0].vm_moved != res[s][0].min || res[s][0].failed))
+			all_min = 0;
+	}
+	printf("#\n# Per-node pages (node %d,%d,%d,%d): start, target, and after each method;\n"
+	       "# vmstat = numa_rebalance_moved delta for (i), pgmigrate_success delta for (a) and (b)\n",
+	       nodes[0], nodes[1], nodes[2], nodes[3]);
+	for (s = 0; s < NR_SCENARIOS; s++) {
+		const struct scenario *sc = &scenarios[s];
+		long target[NN];
+		int m;
+
+		if (only && strcmp(only, sc->name))
+			continue;
+		lr_targets(npages, res[s][1].cur, sc->new_w, target);
+		printf("# %-18s start %ld/%ld/%ld/%ld target %ld/%ld/%ld/%ld\n", sc->name,
+		       res[s][1].cur[0], res[s][1].cur[1], res[s][1].cur[2], res[s][1].cur[3],
+		       target[0], target[1], target[2], target[3]);
+		for (m = 0; m < 3; m++) {
+			const struct result *r = &res[s][m];
+
+			if (!r->ok)
+				continue;
+			printf("#   %-22s %ld/%ld/%ld/%ld  vmstat %ld  not moved %ld\n",
+			       m == 0 ? "(i) BWAP" : m == 1 ? "(a) Algorithm 1" : "(b) move_pages",
+			       r->final[0], r->final[1], r->final[2], r->final[3], r->vm_moved,
+			       r->failed);
+		}
+	}
+
+	if (!have_kernel) {
+		printf("#\n# Timing needs process_mpol_reweight: skipped on this kernel\n");
+		printf("1..1\nok 1 rebalance moves the minimum # SKIP no process_mpol_reweight (ENOSYS)\n");
+		return 0;
+	}
+	printf("#\n# Time per moved page, %s (%s), median of %d repeats:\n"
+	       "# (i) rebalance call / pages it moved, against one move_pages(2) batch of the same pages\n",
+	       unit, icount ? "guest clock under run-vm --icount: 1 ns = 1 instruction" :
+	       "wall clock of an emulated guest; use --icount under run-vm --icount for repeatable counts",
+	       repeats);
+	printf("# %-18s %6s %14s %14s %8s %17s\n", "scenario", "moved", "(i) per page",
+	       "move_pages/pg", "ratio", "ratio min..max");
+	{
+		double meds[NR_SCENARIOS];
+		int nmeds = 0;
+
+		for (s = 0; s < NR_SCENARIOS; s++) {
+			const struct scenario *sc = &scenarios[s];
+			double med, lo, hi, bpp, mpp;
+			long moved = 0;
+			int rc;
+
+			if (only && strcmp(only, sc->name))
+				continue;
+			rc = time_scenario(sc, &med, &lo, &hi, &bpp, &mpp, &moved);
+			if (rc < 0) {
+				fprintf(stderr, "rebalance-bench: process_mpol_reweight: %s\n", strerror(errno));
+				return 2;
+			}
+			if (!rc) {
+				printf("  %-18s %6ld %14s\n", sc->name, moved, "nothing moved");
+				continue;
+			}
+			printf("  %-18s %6ld %14.0f %14.0f %7.3fx %8.3f..%.3f\n", sc->name, moved,
+			       bpp, mpp, med, lo, hi);
+			meds[nmeds++] = med;
+		}
+		if (nmeds) {
+			qsort(meds, nmeds, sizeof(double), cmp_double);
+			printf("# median over scenarios of the median ratio: %.3fx (goal: <= 1.00x)\n",
+			       meds[nmeds / 2]);
+		}
+	}
+	printf("1..1\n%s 1 rebalance moved exactly the minimum, all of it, to an exact result, in every scenario\n",
+	       all_min ? "ok" : "not ok");
+	return all_min ? 0 : 1;
+}
