@@ -188,6 +188,7 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 	rb->target[src] -= pages;
 	rb->target[dst] += pages;
 	rb->queued += pages;
+	rb->to_queue -= min_t(unsigned long, pages, rb->to_queue);
 }
 
 /* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
@@ -229,7 +230,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 						(end - addr) >> PAGE_SHIFT);
 		}
 		spin_unlock(ptl);
-		return 0;
+		return !rb->counting && !rb->to_queue;
 	}
 
 	mapped_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
@@ -240,6 +241,8 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	for (; addr != end; pte += nr, addr += nr * PAGE_SIZE) {
 		nr = 1;
+		if (!rb->counting && !rb->to_queue)
+			break;
 		ptent = ptep_get(pte);
 		if (!pte_present(ptent))
 			continue;
@@ -254,7 +257,8 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
-	return 0;
+	/* Nothing left to queue: a positive value ends the second walk. */
+	return !rb->counting && !rb->to_queue;
 }
 
 static const struct mm_walk_ops rebalance_walk_ops = {
@@ -309,6 +313,7 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 		return;
 
 	rb->counting = false;
+	rb->to_queue = needed;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
 }
 

@@ -21,6 +21,8 @@ struct vm_area_struct;
  *	max(0, current - target)
  * @queued: pages isolated and queued for migration
  * @moved: pages migrated
+ * @to_queue: pages of the VMA being handled still to queue; the second
+ *	walk stops early once it reaches 0
  * @cur: per-node resident pages of the VMA being handled (nr_node_ids)
  * @target: per-node target of that VMA, then what is left to send or
  *	take (nr_node_ids)
@@ -36,6 +38,7 @@ struct mpol_rebalance {
 	unsigned long needed;
 	unsigned long queued;
 	unsigned long moved;
+	unsigned long to_queue;
 	unsigned long *cur;
 	long *target;
 	struct list_head *to_node;
