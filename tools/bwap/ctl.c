@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The client side of bwapd's control socket, STATE_DIR/bwapd.sock (a unix
+ * stream socket).  One request per connection: a line of text, e.g.
+ * "attach 123 signal model", "status json", "wait 123"; the reply is
+ * "ok" or "error: WHY" on its first line, then the body, then EOF.
+ * bwapd(8) lists the requests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+char *bwap_ctl_socket_path(const char *state_dir, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/bwapd.sock", state_dir);
+	return buf;
+}
+
+int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	char path[sizeof(sa.sun_path)];
+	int fd;
+
+	bwap_ctl_socket_path(state_dir, path, sizeof(path));
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot reach bwapd at %s: %s (is bwapd running with "
+			 "--state-dir %s? start it with 'bwapd' or 'systemctl start bwapd')",
+			 path, strerror(e), state_dir);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+char *bwap_ctl_request(const char *state_dir, const char *request, char *err, size_t errlen)
+{
+	size_t len = strlen(request), cap = 4096, n = 0;
+	char *buf;
+	int fd = bwap_ctl_connect(state_dir, err, errlen);
+
+	if (fd < 0)
+		return NULL;
+	if (write(fd, request, len) != (ssize_t)len || write(fd, "\n", 1) != 1) {
+		snprintf(err, errlen, "cannot send to bwapd: %s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	shutdown(fd, SHUT_WR);
+	buf = malloc(cap);
+	while (buf) {
+		ssize_t got = read(fd, buf + n, cap - n - 1);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += got;
+		if (n + 1 >= cap) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (!n) {
+		snprintf(err, errlen, "bwapd closed the connection without an answer (see its log)");
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
