@@ -7,7 +7,7 @@
  * which migrates the pages to match.
  *
  * One thread, one poll() loop: the control socket, its clients, a pidfd per
- * target (readable when the target exits), a signalfd for SIGTERM/SIGINT,
+ * target (readable when the target exits), a self-pipe for SIGTERM/SIGINT,
  * and a timeout to the earliest sample due.  Every decision is logged on
  * stderr (the journal under systemd); each target's measurements also go
  * to STATE_DIR/search-PID.log for 'bwapctl report --search'.
@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -75,8 +74,17 @@ static struct bwap_matrix *matrix;
 static struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
 static struct target targets[MAX_TARGETS];
 static double t_start;
-static int listen_fd = -1, lock_fd = -1;
-static char sock_path[300], pid_path[300];
+static int listen_fd = -1, lock_fd = -1, fifo_fd = -1;
+static char sock_path[300], pid_path[300], fifo_path[300];
+static int sig_pipe[2] = { -1, -1 };	/* the signal handler's self-pipe */
+
+static void on_signal(int sig)
+{
+	unsigned char c = sig;
+
+	if (write(sig_pipe[1], &c, 1) < 0)
+		return;	/* the pipe is full: a stop is already pending */
+}
 
 static double now(void)
 {
@@ -152,8 +160,12 @@ static void reply_waiters(struct target *t, const char *fmt, ...)
 	t->nr_waiters = 0;
 }
 
+static void refresh_comm(struct target *t);
+
 static void drop_target(struct target *t, const char *why)
 {
+	if (strcmp(why, "exited"))
+		refresh_comm(t);
 	logmsg("pid %d (%s): %s; dropped after %ld pushes (%ld pages moved)", t->pid, t->comm, why,
 	       t->pushes, t->moved);
 	reply_waiters(t, "ok\nexited pid %d: %s\n", t->pid, why);
@@ -395,6 +407,20 @@ fail:
 	return -1;
 }
 
+/* The name, again: 'bwapctl run' registers itself before it execs the program. */
+static void refresh_comm(struct target *t)
+{
+	char path[64], *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
+	c = bwap_read_file(path, NULL);
+	if (c) {
+		c[strcspn(c, "\n")] = '\0';
+		snprintf(t->comm, sizeof(t->comm), "%s", c);
+		free(c);
+	}
+}
+
 static void sample_target(struct target *t, double tnow)
 {
 	struct bwap_signal *s = t->stage == STAGE_PROTECT ? &t->psig : &t->sig;
@@ -422,6 +448,7 @@ static void sample_target(struct target *t, double tnow)
 	a = bwap_tuner_feed(&t->tuner, v);
 	if (a == BWAP_TUNER_SAMPLE)
 		return;
+	refresh_comm(t);
 	log_point(t);
 	logmsg("pid %d: %s%s at dwp %.3f: metric %.6g (best %.6g at %.3f) -> %s to %.3f", t->pid,
 	       t->stage == STAGE_PROTECT ? "stage 1, " : "", "measured",
@@ -502,6 +529,7 @@ static void status(FILE *f, int json)
 
 		if (!t->used)
 			continue;
+		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
 			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
 		have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
@@ -547,24 +575,13 @@ static void status(FILE *f, int json)
 
 /* ---- control socket --------------------------------------------------- */
 
-static void handle_client(int fd)
+static void handle_request(int fd, const char *req)
 {
-	char req[1024];
-	ssize_t n = 0, got;
-	struct timeval tv = { .tv_sec = 2 };
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
 	int pid, keep = 0;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (n < (ssize_t)sizeof(req) - 1 && (got = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
-		n += got;
-		if (memchr(req, '\n', n))
-			break;
-	}
-	req[n > 0 ? n : 0] = '\0';
-	req[strcspn(req, "\n")] = '\0';
 	f = open_memstream(&body, &len);
 	if (!f) {
 		close(fd);
@@ -626,6 +643,74 @@ static void handle_client(int fd)
 		close(fd);
 }
 
+/* One request per socket connection. */
+static void handle_socket_client(int fd)
+{
+	char req[1024];
+	ssize_t n = 0, got;
+	struct timeval tv = { .tv_sec = 2 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (n < (ssize_t)sizeof(req) - 1 && (got = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
+		n += got;
+		if (memchr(req, '\n', n))
+			break;
+	}
+	req[n > 0 ? n : 0] = '\0';
+	req[strcspn(req, "\n")] = '\0';
+	handle_request(fd, req);
+}
+
+/*
+ * The FIFO channel, for kernels without AF_UNIX (the test guests): each
+ * line on STATE_DIR/bwapd.ctl is "@REPLY_FIFO REQUEST"; the reply goes to
+ * REPLY_FIFO, which the client made as STATE_DIR/reply.PID and holds open
+ * for reading.  Only FIFOs of that name in the state dir are written to.
+ */
+static char fifo_buf[8192];
+static size_t fifo_len;
+
+static void handle_fifo_line(char *line)
+{
+	char *sp = strchr(line, ' '), prefix[320];
+	struct stat st;
+	int fd;
+
+	snprintf(prefix, sizeof(prefix), "%s/reply.", conf.state_dir);
+	if (line[0] != '@' || !sp)
+		return;
+	*sp = '\0';
+	if (strncmp(line + 1, prefix, strlen(prefix)) || strchr(line + 1 + strlen(prefix), '/') ||
+	    lstat(line + 1, &st) || !S_ISFIFO(st.st_mode)) {
+		logmsg("control fifo: ignored a request with reply path '%s'", line + 1);
+		return;
+	}
+	fd = open(line + 1, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;		/* the client gave up */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	handle_request(fd, sp + 1);
+}
+
+static void read_fifo(int fd)
+{
+	ssize_t n;
+	char *nl;
+
+	while ((n = read(fd, fifo_buf + fifo_len, sizeof(fifo_buf) - 1 - fifo_len)) > 0) {
+		fifo_len += n;
+		fifo_buf[fifo_len] = '\0';
+		while ((nl = strchr(fifo_buf, '\n'))) {
+			*nl = '\0';
+			handle_fifo_line(fifo_buf);
+			fifo_len -= nl + 1 - fifo_buf;
+			memmove(fifo_buf, nl + 1, fifo_len + 1);
+		}
+		if (fifo_len == sizeof(fifo_buf) - 1)
+			fifo_len = 0;	/* a line this long is garbage */
+	}
+}
+
 static int open_socket(char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
@@ -662,7 +747,21 @@ static int open_socket(char *err, size_t errlen)
 		return -1;
 	}
 	strcpy(sa.sun_path, sock_path);
+	snprintf(fifo_path, sizeof(fifo_path), "%s/bwapd.ctl", conf.state_dir);
+	if (unlink(fifo_path) == 0)
+		logmsg("removed a stale %s left by an earlier bwapd", fifo_path);
+	if (mkfifo(fifo_path, 0600) ||
+	    (fifo_fd = open(fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "cannot make the control fifo %s: %s", fifo_path, strerror(errno));
+		return -1;
+	}
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0 && (errno == EAFNOSUPPORT || errno == ENOSYS)) {
+		logmsg("this kernel has no unix sockets (CONFIG_UNIX); control is through the fifo %s only",
+		       fifo_path);
+		sock_path[0] = '\0';
+		return 0;
+	}
 	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 16)) {
 		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(errno));
 		return -1;
@@ -761,7 +860,6 @@ int main(int argc, char **argv)
 	const char *conf_path = BWAPD_CONF;
 	int conf_given = 0, check_only = 0, sfd, rc = 0, ready_fd = -1;
 	char err[1024];
-	sigset_t mask;
 	double next_scan = 0;
 
 	t_start = now();
@@ -857,15 +955,26 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	logmsg("pid %d listening on %s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
-	       getpid(), sock_path, matrix->source, conf.tuner.step, conf.tuner.samples, conf.tuner.interval,
+	/* a self-pipe, not signalfd: small kernels (the test guests) lack CONFIG_SIGNALFD */
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		fprintf(stderr, "bwapd: pipe: %s\n", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+	}
+	sfd = sig_pipe[0];
+	logmsg("pid %d listening on %s%s%s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
+	       getpid(), sock_path, sock_path[0] ? " and " : "", fifo_path, matrix->source, conf.tuner.step, conf.tuner.samples, conf.tuner.interval,
 	       conf.tuner.trim, conf.tuner.drift);
 	{
 		char perr[256];
@@ -879,8 +988,8 @@ int main(int argc, char **argv)
 		close(ready_fd);
 	}
 	for (;;) {
-		struct pollfd pf[2 + MAX_TARGETS];
-		struct target *pft[2 + MAX_TARGETS];
+		struct pollfd pf[3 + MAX_TARGETS];
+		struct target *pft[3 + MAX_TARGETS];
 		double tnow = now(), due = tnow + 3600;
 		int nfds = 0, timeout;
 
@@ -892,7 +1001,9 @@ int main(int argc, char **argv)
 			due = fmin(due, next_scan);
 		pf[nfds].fd = sfd;
 		pf[nfds++].events = POLLIN;
-		pf[nfds].fd = listen_fd;
+		pf[nfds].fd = listen_fd;	/* -1 without unix sockets: poll skips it */
+		pf[nfds++].events = POLLIN;
+		pf[nfds].fd = fifo_fd;
 		pf[nfds++].events = POLLIN;
 		for (int i = 0; i < MAX_TARGETS; i++) {
 			if (!targets[i].used)
@@ -909,21 +1020,23 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (pf[0].revents) {
-			struct signalfd_siginfo si;
+			unsigned char sig = 0;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				logmsg("signal %d: shutting down", si.ssi_signo);
+			if (read(sfd, &sig, 1) == 1)
+				logmsg("signal %d: shutting down", sig);
 			break;
 		}
-		for (int i = 2; i < nfds; i++)
+		for (int i = 3; i < nfds; i++)
 			if (pf[i].revents && pft[i]->used)
 				drop_target(pft[i], "exited");
 		if (pf[1].revents & POLLIN) {
 			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
 			if (cfd >= 0)
-				handle_client(cfd);
+				handle_socket_client(cfd);
 		}
+		if (pf[2].revents & POLLIN)
+			read_fifo(fifo_fd);
 		tnow = now();
 		for (int i = 0; i < MAX_TARGETS; i++)
 			if (targets[i].used && targets[i].next <= tnow)
@@ -933,7 +1046,10 @@ int main(int argc, char **argv)
 		if (targets[i].used)
 			drop_target(&targets[i], "bwapd is stopping (weights stay as last pushed)");
 out:
-	unlink(sock_path);
+	if (sock_path[0])
+		unlink(sock_path);
+	if (fifo_path[0])
+		unlink(fifo_path);
 	unlink(pid_path);
 	close(listen_fd);
 	close(lock_fd);

@@ -29,9 +29,9 @@ static int show_reply(const char *subcmd, char *reply)
 	return 0;
 }
 
-static int request(const char *subcmd, const char *state_dir, const char *req)
+static int request_timeout(const char *subcmd, const char *state_dir, const char *req, int timeout_ms)
 {
-	char err[1024], *reply = bwap_ctl_request(state_dir, req, err, sizeof(err));
+	char err[1024], *reply = bwap_ctl_request_timeout(state_dir, req, timeout_ms, err, sizeof(err));
 	int rc;
 
 	if (!reply) {
@@ -43,23 +43,21 @@ static int request(const char *subcmd, const char *state_dir, const char *req)
 	return rc;
 }
 
+static int request(const char *subcmd, const char *state_dir, const char *req)
+{
+	return request_timeout(subcmd, state_dir, req, 30000);
+}
+
 int daemon_register(const char *state_dir, int required, const char *extra)
 {
 	char req[600], err[1024], *reply;
-	int fd;
 
-	/* only talk to a daemon that is there, unless asked to insist */
-	fd = bwap_ctl_connect(state_dir, err, sizeof(err));
-	if (fd < 0) {
-		if (required)
-			cli_error("run", "--tune: %s", err);
-		return required ? -1 : 0;
-	}
-	close(fd);
 	snprintf(req, sizeof(req), "attach %d how run%s%s", getpid(), extra[0] ? " " : "", extra);
 	reply = bwap_ctl_request(state_dir, req, err, sizeof(err));
 	if (!reply) {
-		cli_error("run", "%s", err);
+		/* no daemon is fine, unless --tune asked for one */
+		if (required)
+			cli_error("run", "--tune: %s", err);
 		return required ? -1 : 0;
 	}
 	if (strncmp(reply, "ok\n", 3)) {
@@ -192,7 +190,7 @@ static double mono(void)
 
 static void status_help(FILE *f)
 {
-	fprintf(f, "Usage: bwapctl status [--json] [--wait PID] [--cpu-window SECONDS] [--state-dir DIR]\n\n"
+	fprintf(f, "Usage: bwapctl status [--json] [--wait PID [--timeout S]] [--cpu-window S] [--state-dir DIR]\n\n"
 		   "Shows what bwapd tunes: per target its state (searching, settled), DWP,\n"
 		   "weights, and per node the pages it should hold for those weights\n"
 		   "(largest-remainder shares, as the kernel's rebalance computes them) against\n"
@@ -201,6 +199,7 @@ static void status_help(FILE *f)
 		   "  --json              machine-readable\n"
 		   "  --wait PID          first wait until bwapd's search for PID converges (or\n"
 		   "                      PID exits), print that, then the status\n"
+		   "  --timeout S         give up waiting after S seconds (default 300)\n"
 		   "  --cpu-window S      also measure bwapd's CPU use over S seconds\n"
 		   "                      (/proc/BWAPD/stat), as a percentage of one core\n"
 		   "  --state-dir DIR     bwapd's state directory (default %s)\n"
@@ -210,7 +209,7 @@ static void status_help(FILE *f)
 int cmd_status(int argc, char **argv)
 {
 	const char *state_dir = BWAP_STATE_DIR, *v;
-	double window = 0;
+	double window = 0, timeout = 300;
 	long wait_pid = 0;
 	int json = 0, rc;
 
@@ -231,6 +230,10 @@ int cmd_status(int argc, char **argv)
 				cli_error("status", "--wait '%s' is not a PID", v);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--timeout")) {
+			if (!(v = cli_value("status", argc, argv, &i)) ||
+			    cli_parse_double("status", "--timeout", v, 1, 86400, &timeout))
+				return 2;
 		} else if (!strcmp(argv[i], "--cpu-window")) {
 			if (!(v = cli_value("status", argc, argv, &i)) ||
 			    cli_parse_double("status", "--cpu-window", v, 0.1, 3600, &window))
@@ -244,7 +247,7 @@ int cmd_status(int argc, char **argv)
 		char req[64];
 
 		snprintf(req, sizeof(req), "wait %ld", wait_pid);
-		if (request("status", state_dir, req))
+		if (request_timeout("status", state_dir, req, (int)(timeout * 1000)))
 			return 1;
 	}
 	if (window > 0) {

@@ -4,9 +4,10 @@
  * kernel's rebalance will put them: the largest-remainder share of each
  * VMA, computed as mm/mempolicy_rebalance.c computes it.
  *
- * Only VMAs the rebalance handles count: anonymous ones (numa_maps has no
- * file= for them) under a weighted-interleave policy, their own or the
- * task's (numa_maps shows the task policy for VMAs without one).
+ * Only VMAs the rebalance handles count: private anonymous ones (numa_maps
+ * shows anon= and no file= for them; shmem is not counted) under a weighted-interleave policy, their own or the
+ * task's (numa_maps shows the task policy for VMAs without one), which
+ * numa_maps spells "weighted interleave:NODES".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,31 +38,34 @@ int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 		char buf[1024], *save = NULL, *tok;
 		size_t len = end - line < (long)sizeof(buf) - 1 ? (size_t)(end - line) : sizeof(buf) - 1;
 		struct bwap_vma_pages v;
-		int wi = 0, file = 0, any = 0;
+		int wi = 0, file = 0, any = 0, anon = 0;
 
 		memcpy(buf, line, len);
 		buf[len] = '\0';
 		line = *end ? end + 1 : NULL;
 		memset(&v, 0, sizeof(v));
+		/* "ADDR weighted interleave:0-3 anon=... N0=... il_weights=0:5,..." */
+		v.start = strtoul(buf, &tok, 16);
+		if (!strncmp(tok, " weighted interleave", 20))
+			wi = 1;
 		tok = strtok_r(buf, " ", &save);
 		if (!tok)
 			continue;
-		v.start = strtoul(tok, NULL, 16);
-		tok = strtok_r(NULL, " ", &save);
-		if (tok && !strncmp(tok, "weighted_interleave", 19))
-			wi = 1;
 		while ((tok = strtok_r(NULL, " ", &save))) {
 			int node;
 			long n;
 
 			if (!strncmp(tok, "file=", 5))
 				file = 1;
+			else if (!strncmp(tok, "anon=", 5))
+				anon = 1;
 			else if (sscanf(tok, "N%d=%ld", &node, &n) == 2 && node >= 0 && node < nr_nodes) {
 				v.pages[node] += n;
 				any = 1;
 			}
 		}
-		if (!wi || file || !any || d->nr_vmas >= BWAP_MAX_VMAS)
+		/* no anon=: a special mapping such as the vdso, which rebalance skips */
+		if (!wi || file || !anon || !any || d->nr_vmas >= BWAP_MAX_VMAS)
 			continue;
 		for (int i = 0; i < nr_nodes; i++) {
 			d->pages[i] += v.pages[i];
