@@ -215,6 +215,9 @@ static int push(struct target *t, double dwp, const char *why)
 	before = vmstat_moved();
 	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAP_MPOL_MF_REBALANCE);
 	after = vmstat_moved();
+	bwap_signal_invalidate(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_invalidate(&t->psig);
 	if (ret < 0) {
 		int e = errno;
 
@@ -235,6 +238,20 @@ static int push(struct target *t, double dwp, const char *why)
 	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: expected moves %ld, "
 	       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dwp,
 	       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	if (getenv("BWAPD_DEBUG_PAGES")) {
+		/* for tests: the pages per node after the push against the targets */
+		char b1[256] = "", b2[256] = "";
+		size_t n1 = 0, n2 = 0;
+
+		if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+			for (int i = 0; i < d.nr_nodes; i++) {
+				n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", d.pages[i]);
+				n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", target[i]);
+			}
+			bwap_pagedist_free(&d);
+		}
+		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
+	}
 	return 0;
 }
 
@@ -244,7 +261,7 @@ static int open_signal(struct target *t, struct bwap_signal *s, pid_t pid, enum 
 	struct bwap_signal_opts o = {
 		.kind = kind, .perf_raw = conf.perf_raw, .progress_file = progress, .mc = machine,
 		.model_mlp = conf.model_mlp, .model_shared = conf.model_shared,
-		.model_threads = conf.model_threads,
+		.model_threads = conf.model_threads, .model_refresh = conf.model_refresh,
 	};
 	char note[256];
 

@@ -21,6 +21,7 @@ struct bwapd_conf {
 	uint64_t perf_raw;		/* raw PMU event for stalls; 0 = generic backend stalls */
 	double model_mlp, model_shared;	/* the modelled workload */
 	int model_threads;		/* per worker node; 0 = the target's thread count */
+	double model_refresh;		/* seconds one numa_maps read is reused by the model signal */
 };
 
 void bwapd_conf_defaults(struct bwapd_conf *c);

@@ -29,6 +29,15 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	c->model_mlp = 3;
 	c->model_shared = 0.5;
 	c->model_threads = 0;
+	/*
+	 * model_refresh: the modelled signal reads the target's page counts
+	 * (/proc/PID/numa_maps, a walk of all its page tables) at most this
+	 * often, and right after every push.  Pages bwapd moves are always
+	 * seen at once; pages the target itself faults or frees are seen
+	 * within this time.  Lower notices such drift sooner and costs more
+	 * CPU; 4 s is one measurement at the default n * t.
+	 */
+	c->model_refresh = 4.0;
 }
 
 static int num(const char *key, const char *v, double lo, double hi, double *out, char *err, size_t errlen)
@@ -48,7 +57,8 @@ static int num(const char *key, const char *v, double lo, double hi, double *out
 
 static const char *const keys =
 	"state_dir, matrix, cgroup, cgroup_scan, step, samples, trim, interval, min_gain, drift, "
-	"start_dwp, max_weight, signal, perf_raw_event, model_mlp, model_shared, model_threads";
+	"start_dwp, max_weight, signal, perf_raw_event, model_mlp, model_shared, model_threads, "
+	"model_refresh";
 
 int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -101,6 +111,7 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 	NUM("model_mlp", 0.1, 1000, c->model_mlp, (double))
 	NUM("model_shared", 0, 1, c->model_shared, (double))
 	NUM("model_threads", 0, 4096, c->model_threads, (int))
+	NUM("model_refresh", 0, 3600, c->model_refresh, (double))
 #undef NUM
 	snprintf(err, errlen, "unknown key '%s' (keys: %s)", key, keys);
 	return -1;
@@ -175,9 +186,9 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f)
 	fprintf(f, "state_dir = %s\nmatrix = %s\ncgroup = %s\ncgroup_scan = %g\n"
 		   "step = %g\nsamples = %d\ntrim = %d\ninterval = %g\nmin_gain = %g\ndrift = %g\n"
 		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_raw_event = %#llx\n"
-		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\n",
+		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n",
 		c->state_dir, c->matrix, c->cgroup, c->cgroup_scan, c->tuner.step, c->tuner.samples,
 		c->tuner.trim, c->tuner.interval, c->tuner.min_gain, c->tuner.drift, c->start_dwp,
 		c->max_weight, bwap_signal_kind_name(c->signal), (unsigned long long)c->perf_raw,
-		c->model_mlp, c->model_shared, c->model_threads);
+		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh);
 }

@@ -176,7 +176,12 @@ int bwap_threads_per_node(pid_t pid, bwap_nodeset workers, int *threads)
 	return n;
 }
 
-static int model_sample(struct bwap_signal *s, double *value, char *err, size_t errlen)
+void bwap_signal_invalidate(struct bwap_signal *s)
+{
+	s->have_cache = 0;
+}
+
+static int model_sample(struct bwap_signal *s, double now, double *value, char *err, size_t errlen)
 {
 	struct bwap_pagedist d;
 	struct bwap_workload wl;
@@ -184,6 +189,16 @@ static int model_sample(struct bwap_signal *s, double *value, char *err, size_t 
 	double dist[BWAP_MAX_NODES] = { 0 };
 	int nthreads, same;
 
+	/*
+	 * Pages only move when bwapd pushes (which invalidates the cache) or
+	 * when the target faults or frees memory; reading numa_maps walks
+	 * every page table entry of the target, so a read is reused for
+	 * model_refresh seconds.
+	 */
+	if (s->have_cache && now - s->cache_time < s->o.model_refresh) {
+		*value = s->cached_value;
+		return 0;
+	}
 	if (bwap_pagedist_read(s->pid, s->o.mc->nr_nodes, &d, err, errlen)) {
 		errno = ESRCH;
 		return -1;
@@ -212,6 +227,7 @@ static int model_sample(struct bwap_signal *s, double *value, char *err, size_t 
 	}
 	bwap_pagedist_free(&d);
 	s->cached_threads = nthreads;
+	s->cache_time = now;
 	if (!same) {
 		wl.mlp = s->o.model_mlp;
 		wl.shared = s->o.model_shared;
@@ -312,7 +328,7 @@ int bwap_signal_sample(struct bwap_signal *s, double now, double *value, char *e
 	case BWAP_SIGNAL_PERF:
 		return perf_sample(s, value, err, errlen);
 	case BWAP_SIGNAL_MODEL:
-		return model_sample(s, value, err, errlen);
+		return model_sample(s, now, value, err, errlen);
 	case BWAP_SIGNAL_PROGRESS:
 		return progress_sample(s, now, value, err, errlen);
 	default:

@@ -38,6 +38,7 @@ struct bwap_signal_opts {
 	double model_mlp;
 	double model_shared;
 	int model_threads;		/* per worker node; 0 = the target's own thread count */
+	double model_refresh;		/* seconds a page-count read is reused; see bwapd_conf.c */
 };
 
 struct bwap_signal {
@@ -59,6 +60,7 @@ struct bwap_signal {
 	int cached_threads;
 	double cached_value;
 	int have_cache;
+	double cache_time;		/* when numa_maps was last read */
 	/* progress */
 	int progress_fd;
 	uint64_t last_count;
@@ -77,6 +79,8 @@ int bwap_signal_open(struct bwap_signal *s, pid_t pid, bwap_nodeset workers, int
 /* One sample at monotonic time now; 0, 1 (no value yet: first read), or -1 (errno, err). */
 int bwap_signal_sample(struct bwap_signal *s, double now, double *value, char *err, size_t errlen);
 void bwap_signal_close(struct bwap_signal *s);
+/* The pages just moved (a push): the next model sample reads them afresh. */
+void bwap_signal_invalidate(struct bwap_signal *s);
 /* Can this machine count backend stalls for pid at all?  0, or -1 with the reason. */
 int bwap_perf_probe(pid_t pid, uint64_t raw, char *err, size_t errlen);
 const char *bwap_signal_kind_name(enum bwap_signal_kind k);
