@@ -5,7 +5,8 @@
  * VMA, computed as mm/mempolicy_rebalance.c computes it.
  *
  * Only VMAs the rebalance handles count: private anonymous ones (numa_maps
- * shows anon= and no file= for them; shmem is not counted) under a weighted-interleave policy, their own or the
+ * shows anon= and no file= for them) and files on tmpfs (shmem; the
+ * guests' initramfs is one) under a weighted-interleave policy, their own or the
  * task's (numa_maps shows the task policy for VMAs without one), which
  * numa_maps spells "weighted interleave:NODES".
  */
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 #include "tuner.h"
 
@@ -24,8 +27,25 @@ void bwap_pagedist_free(struct bwap_pagedist *d)
 	d->nr_vmas = 0;
 }
 
+/* Is path on tmpfs (shmem), whose pages rebalance moves like anonymous ones? */
+int bwap_path_is_shmem(const char *path)
+{
+	struct statfs sf;
+
+	return !statfs(path, &sf) && sf.f_type == TMPFS_MAGIC;
+}
+
 int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 {
+	return bwap_pagedist_parse_ex(text, nr_nodes, d, NULL);
+}
+
+int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist *d,
+			   int (*is_shmem)(const char *path))
+{
+	char shmem_path[512] = "";
+	int shmem_cached = 0;
+
 	const char *line = text;
 
 	memset(d, 0, sizeof(*d));
@@ -38,7 +58,7 @@ int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 		char buf[1024], *save = NULL, *tok;
 		size_t len = end - line < (long)sizeof(buf) - 1 ? (size_t)(end - line) : sizeof(buf) - 1;
 		struct bwap_vma_pages v;
-		int wi = 0, file = 0, any = 0, anon = 0;
+		int wi = 0, file = 0, any = 0, anon = 0, shmem = 0;
 
 		memcpy(buf, line, len);
 		buf[len] = '\0';
@@ -55,8 +75,15 @@ int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 			int node;
 			long n;
 
-			if (!strncmp(tok, "file=", 5))
+			if (!strncmp(tok, "file=", 5)) {
 				file = 1;
+				/* consecutive lines mostly name the same file: ask once */
+				if (is_shmem && strcmp(shmem_path, tok + 5)) {
+					snprintf(shmem_path, sizeof(shmem_path), "%s", tok + 5);
+					shmem_cached = is_shmem(shmem_path);
+				}
+				shmem = is_shmem && shmem_cached;
+			}
 			else if (!strncmp(tok, "anon=", 5))
 				anon = 1;
 			else if (sscanf(tok, "N%d=%ld", &node, &n) == 2 && node >= 0 && node < nr_nodes) {
@@ -64,8 +91,12 @@ int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 				any = 1;
 			}
 		}
-		/* no anon=: a special mapping such as the vdso, which rebalance skips */
-		if (!wi || file || !anon || !any || d->nr_vmas >= BWAP_MAX_VMAS)
+		/*
+		 * Private anonymous memory (anon=, no file=; without anon= it is a
+		 * special mapping such as the vdso, which rebalance skips), and
+		 * files on tmpfs, which are shmem.
+		 */
+		if (!wi || !any || (file ? !shmem : !anon) || d->nr_vmas >= BWAP_MAX_VMAS)
 			continue;
 		for (int i = 0; i < nr_nodes; i++) {
 			d->pages[i] += v.pages[i];
@@ -92,7 +123,7 @@ int bwap_pagedist_read(pid_t pid, int nr_nodes, struct bwap_pagedist *d, char *e
 		errno = e;
 		return -1;
 	}
-	ret = bwap_pagedist_parse(text, nr_nodes, d);
+	ret = bwap_pagedist_parse_ex(text, nr_nodes, d, bwap_path_is_shmem);
 	free(text);
 	if (ret)
 		snprintf(err, errlen, "out of memory reading %s", path);

@@ -103,8 +103,11 @@ struct bwap_pagedist {
 
 /* Read /proc/PID/numa_maps; 0 or -1 (err set; errno ENOENT/ESRCH if gone). */
 int bwap_pagedist_read(pid_t pid, int nr_nodes, struct bwap_pagedist *d, char *err, size_t errlen);
-/* Same from numa_maps text (for tests). */
-int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d);
+/* Same from numa_maps text; file-backed VMAs count if is_shmem(path) says they are on tmpfs. */
+int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d);	/* no files */
+int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist *d,
+			   int (*is_shmem)(const char *path));
+int bwap_path_is_shmem(const char *path);
 void bwap_pagedist_free(struct bwap_pagedist *d);
 /*
  * Largest-remainder shares of total pages over nr nodes with weights w,

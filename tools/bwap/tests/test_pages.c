@@ -16,11 +16,17 @@ static const char maps[] =
 	"7ffd00000000 weighted interleave:0-3 stack anon=3 dirty=3 N0=1 N2=2 kernelpagesize_kB=4 il_weights=0:20,1:10,2:8,3:5\n"
 	"7ffd00100000 weighted interleave:0-3 N0=2 kernelpagesize_kB=4 il_weights=0:20,1:10,2:8,3:5\n";
 
+static int fake_shmem(const char *path)
+{
+	return !strcmp(path, "/bwap/bin/bwap-toucher");
+}
+
 int main(void)
 {
 	struct bwap_pagedist d;
 	unsigned char w[4] = { 20, 10, 8, 5 }, w1[4] = { 1, 0, 0, 0 };
 	long t[4], cur[4] = { 0, 0, 0, 0 }, move;
+	int parsed;
 
 	CHECK(!bwap_pagedist_parse(maps, 4, &d), "numa_maps text parses");
 	CHECK(d.nr_vmas == 3, "only anonymous weighted-interleave VMAs count: heap, buffer, stack (%d)", d.nr_vmas);
@@ -43,5 +49,10 @@ int main(void)
 	move = bwap_pagedist_targets(&d, w1, t);
 	CHECK(move == d.total - d.pages[0] && t[0] == d.total, "all on node 0: every other page moves (%ld)", move);
 	bwap_pagedist_free(&d);
+	parsed = bwap_pagedist_parse_ex(maps, 4, &d, fake_shmem);
+	CHECK(!parsed && d.nr_vmas == 5 && d.pages[0] == 1398 + 23,
+	      "with the binary on tmpfs its file VMAs count too (%d VMAs, %ld on node 0)", d.nr_vmas, d.pages[0]);
+	bwap_pagedist_free(&d);
+	CHECK(bwap_path_is_shmem("/dev/shm") || !bwap_path_is_shmem("/proc"), "statfs tells tmpfs apart (/proc is not)");
 	return tap_done();
 }
