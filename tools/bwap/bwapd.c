@@ -311,7 +311,7 @@ static int attach(pid_t pid, const char *args, char *err, size_t errlen)
 	bwap_nodeset workers = 0;
 	double cap[BWAP_MAX_NODES];
 	pid_t protect = 0;
-	int pos = 0, n, r;
+	int pos = 0, n, r, kind_given = 0;
 
 	if (find_target(pid)) {
 		snprintf(err, errlen, "pid %d is already a target", pid);
@@ -336,9 +336,11 @@ static int attach(pid_t pid, const char *args, char *err, size_t errlen)
 				snprintf(err, errlen, "signal '%s': expected auto, perf, model or progress", val);
 				return -1;
 			}
+			kind_given = 1;
 		} else if (!strcmp(key, "progress")) {
 			snprintf(progress, sizeof(progress), "%s", val);
-			if (kind == BWAP_SIGNAL_AUTO)
+			/* a target that reports progress is tuned on it, unless told otherwise */
+			if (!kind_given)
 				kind = BWAP_SIGNAL_PROGRESS;
 		} else if (!strcmp(key, "protect")) {
 			protect = atoi(val);
@@ -483,6 +485,11 @@ static void sample_target(struct target *t, double tnow)
 	}
 	if (a == BWAP_TUNER_CONVERGED) {
 		t->settled_once = 1;
+		if (t->log) {
+			fprintf(t->log, "settle %.6f %.9g %d\n", t->tuner.best_dwp, t->tuner.best_metric,
+				t->tuner.searches - 1);
+			fflush(t->log);
+		}
 		reply_waiters(t, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid, t->tuner.cur,
 			      t->pushes, t->moved);
 	}

@@ -20,7 +20,7 @@ static void help(FILE *f)
 		   "  --search PID|LOG plot bwapd's DWP search instead: DWP across, the metric\n"
 		   "                   up (lower is better), one dot per measurement in search\n"
 		   "                   order, a colour per search, grey = monitoring the\n"
-		   "                   optimum, the last one ringed.  LOG is a search log;\n"
+		   "                   optimum, where it settled ringed.  LOG is a search log;\n"
 		   "                   PID reads STATE_DIR/search-PID.log\n"
 		   "%s"
 		   "  -h, --help       this text\n", matrix_opts_help);
@@ -29,6 +29,7 @@ static void help(FILE *f)
 static int report_search(const char *what, const char *state_dir, const char *out)
 {
 	static struct bwap_tuner_point pts[BWAP_TUNER_MAX_HISTORY];
+	struct bwap_tuner_point settled;
 	char path[512], name[256], err[512];
 	int n;
 
@@ -36,13 +37,18 @@ static int report_search(const char *what, const char *state_dir, const char *ou
 		snprintf(path, sizeof(path), "%s/search-%s.log", state_dir, what);
 	else
 		snprintf(path, sizeof(path), "%s", what);
-	n = bwap_curve_read_log(path, pts, BWAP_TUNER_MAX_HISTORY, name, sizeof(name), err, sizeof(err));
-	if (n < 0 || bwap_curve_png(out, pts, n, name, err, sizeof(err))) {
+	n = bwap_curve_read_log(path, pts, BWAP_TUNER_MAX_HISTORY, &settled, name, sizeof(name), err,
+				sizeof(err));
+	if (n < 0 || bwap_curve_png(out, pts, n, &settled, err, sizeof(err))) {
 		cli_error("report", "%s", err);
 		return 1;
 	}
-	printf("wrote %s: %d measurements from %s; y axis: %s (lower is better); last DWP %.3f\n",
-	       out, n, path, name[0] ? name : "metric", pts[n - 1].dwp);
+	printf("wrote %s: %d measurements from %s; y axis: %s (lower is better); ", out, n, path,
+	       name[0] ? name : "metric");
+	if (settled.search >= 0)
+		printf("settled at DWP %.3f (ringed)\n", settled.dwp);
+	else
+		printf("still searching, last DWP %.3f\n", pts[n - 1].dwp);
 	return 0;
 }
 

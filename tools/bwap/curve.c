@@ -5,7 +5,7 @@
  * bottom = lowest seen), one dot per measurement joined in the order the
  * tuner took them.  Each search has its own colour (a restart starts a
  * new one); measurements taken while monitoring a settled optimum are
- * grey, and the last point is ringed in black.
+ * grey, and where the latest search settled is ringed in black.
  */
 #include <errno.h>
 #include <math.h>
@@ -74,7 +74,7 @@ static void label(struct img *g, int x, int y, const char *s, const unsigned cha
 }
 
 int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
-		   const char *metric_name, char *err, size_t errlen)
+		   const struct bwap_tuner_point *settled, char *err, size_t errlen)
 {
 	static const unsigned char black[3] = { 0, 0, 0 }, grid[3] = { 225, 225, 225 },
 		grey[3] = { 160, 160, 160 };
@@ -105,6 +105,11 @@ int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
 	if (hi - lo < 1e-12 * fmax(1, fabs(hi))) {
 		hi += fmax(fabs(hi) * 0.05, 1e-9);
 		lo -= fmax(fabs(lo) * 0.05, 1e-9);
+	} else {
+		double pad = (hi - lo) * 0.05;	/* keep the dots off the frame */
+
+		hi += pad;
+		lo -= pad;
 	}
 	/* grid every 0.1 DWP and at quarters of the metric range */
 	for (int i = 0; i <= 10; i++) {
@@ -136,9 +141,13 @@ int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
 		px = x;
 		py = y;
 	}
-	box(g, px, py, 6, black);
-	box(g, px, py, 4, pts[n - 1].settled ? grey : palette[pts[n - 1].search % 5]);
-	(void)metric_name;	/* the caller prints it; the font has no letters */
+	if (settled && settled->search >= 0) {
+		int x = ML + (int)lround(settled->dwp * (W - ML - MR));
+		int y = MT + (int)lround((hi - settled->metric) / (hi - lo) * (H - MT - MB));
+
+		box(g, x, y, 7, black);
+		box(g, x, y, 5, palette[settled->search % 5]);
+	}
 	f = fopen(path, "wb");
 	if (!f) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -154,8 +163,9 @@ int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
 	return ret;
 }
 
-int bwap_curve_read_log(const char *path, struct bwap_tuner_point *pts, int max, char *metric_name,
-			size_t namelen, char *err, size_t errlen)
+int bwap_curve_read_log(const char *path, struct bwap_tuner_point *pts, int max,
+			struct bwap_tuner_point *settled, char *metric_name, size_t namelen,
+			char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	char line_buf[512];
@@ -166,12 +176,16 @@ int bwap_curve_read_log(const char *path, struct bwap_tuner_point *pts, int max,
 		return -1;
 	}
 	metric_name[0] = '\0';
+	settled->search = -1;
 	while (fgets(line_buf, sizeof(line_buf), f)) {
 		struct bwap_tuner_point p;
 
 		if (!strncmp(line_buf, "# metric: ", 10)) {
 			snprintf(metric_name, namelen, "%s", line_buf + 10);
 			metric_name[strcspn(metric_name, "\n")] = '\0';
+		} else if (sscanf(line_buf, "settle %lf %lf %d", &p.dwp, &p.metric, &p.search) == 3) {
+			p.settled = 1;
+			*settled = p;
 		} else if (sscanf(line_buf, "point %lf %lf %d %d", &p.dwp, &p.metric, &p.search, &p.settled) == 4) {
 			if (n < max)
 				pts[n++] = p;

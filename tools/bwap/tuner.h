@@ -123,11 +123,19 @@ long bwap_pagedist_targets(const struct bwap_pagedist *d, const unsigned char *w
 
 /* ---- curve.c: the DWP search curve ------------------------------------ */
 
-/* Plot metric against DWP, in measurement order, into a PNG. */
+/*
+ * Plot metric against DWP, in measurement order, into a PNG; settled (if
+ * not NULL) is where the search settled, ringed in black.
+ */
 int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
-		   const char *metric_name, char *err, size_t errlen);
-/* Read a bwapd search log ("point DWP METRIC SEARCH SETTLED" lines). */
-int bwap_curve_read_log(const char *path, struct bwap_tuner_point *pts, int max, char *metric_name,
-			size_t namelen, char *err, size_t errlen);
+		   const struct bwap_tuner_point *settled, char *err, size_t errlen);
+/*
+ * Read a bwapd search log: "point DWP METRIC SEARCH SETTLED" per
+ * measurement, "settle DWP METRIC" when a search converges (the latest is
+ * put in *settled, settled->search = -1 if none), "# metric: NAME".
+ */
+int bwap_curve_read_log(const char *path, struct bwap_tuner_point *pts, int max,
+			struct bwap_tuner_point *settled, char *metric_name, size_t namelen,
+			char *err, size_t errlen);
 
 #endif /* BWAP_TUNER_H */
