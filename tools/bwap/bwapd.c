@@ -460,7 +460,9 @@ static void sample_target(struct target *t, double tnow)
 		return;
 	}
 	if (r > 0) {
+		/* no value (target not running, still faulting in): this measurement starts over */
 		t->skipped++;
+		bwap_tuner_discard(&t->tuner);
 		return;
 	}
 	t->samples++;
@@ -1006,6 +1008,11 @@ int main(int argc, char **argv)
 		if (bwap_perf_probe(getpid(), conf.perf_raw, perr, sizeof(perr)))
 			logmsg("no stall counters: %s; targets use the MODELLED signal (placement model fed with "
 			       "their real page counts) unless they report progress", perr);
+	}
+	/* the cgroup's processes are targets before anyone is told we are ready */
+	if (conf.cgroup[0]) {
+		scan_cgroup();
+		next_scan = now() + conf.cgroup_scan;
 	}
 	if (ready_fd >= 0) {
 		send_reply(ready_fd, "ready\n", 6);

@@ -214,9 +214,16 @@ static int model_sample(struct bwap_signal *s, double now, double *value, char *
 	if (s->o.model_threads > 0)
 		for (int i = 0; i < BWAP_MAX_NODES; i++)
 			wl.threads[i] = bwap_nodeset_has(s->workers, i) ? s->o.model_threads : 0;
-	if (!d.total) {
+	/*
+	 * A target still faulting its memory in (or freeing it) is not in a
+	 * steady state: its samples would steer the search by a transient.
+	 * Samples start once two reads one interval apart see the same page
+	 * total (rebalance only moves pages, so pushes keep it).
+	 */
+	if (!d.total || d.total != s->last_total) {
+		s->last_total = d.total;
 		bwap_pagedist_free(&d);
-		return 1;	/* nothing resident under a weighted-interleave policy yet */
+		return 1;
 	}
 	/* The model is pure arithmetic: the same pages and threads give the same value. */
 	same = s->have_cache && s->cached_threads == nthreads;
@@ -278,6 +285,7 @@ int bwap_signal_open(struct bwap_signal *s, pid_t pid, bwap_nodeset workers, int
 	s->o = *o;
 	s->progress_fd = -1;
 	s->perf_raw = o->perf_raw;
+	s->last_total = -1;
 	note[0] = '\0';
 	if (kind == BWAP_SIGNAL_AUTO || kind == BWAP_SIGNAL_PERF) {
 		if (!bwap_perf_probe(pid, o->perf_raw, err, errlen)) {

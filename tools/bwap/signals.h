@@ -61,6 +61,7 @@ struct bwap_signal {
 	double cached_value;
 	int have_cache;
 	double cache_time;		/* when numa_maps was last read */
+	long last_total;		/* pages at the previous read; -1 before the first */
 	/* progress */
 	int progress_fd;
 	uint64_t last_count;

@@ -129,6 +129,11 @@ void bwap_tuner_init(struct bwap_tuner *t, const struct bwap_tuner_params *p, do
 	start_search(t, start);
 }
 
+void bwap_tuner_discard(struct bwap_tuner *t)
+{
+	t->nr_samples = 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -77,6 +77,8 @@ int bwap_tuner_check(const struct bwap_tuner_params *p, char *err, size_t errlen
 void bwap_tuner_init(struct bwap_tuner *t, const struct bwap_tuner_params *p, double start);
 /* One sample (lower is better) taken at t->cur; what to do next. */
 enum bwap_tuner_action bwap_tuner_feed(struct bwap_tuner *t, double sample);
+/* Drop the samples of the measurement under way (the signal had a gap). */
+void bwap_tuner_discard(struct bwap_tuner *t);
 /* Mean of samples without the c lowest and c highest (n > 2c); sorts v. */
 double bwap_trimmed_mean(double *v, int n, int c);
 const char *bwap_tuner_action_name(enum bwap_tuner_action a);
