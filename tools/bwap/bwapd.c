@@ -63,6 +63,7 @@ struct target {
 	double next;			/* monotonic time of the next sample */
 	long pushes, moved, not_moved, samples, skipped;
 	int settled_once;
+	int placed;			/* pushed again once the target was steady */
 	FILE *log;			/* search log */
 	int waiters[MAX_WAITERS];	/* client fds waiting for convergence */
 	int nr_waiters;
@@ -463,6 +464,18 @@ static void sample_target(struct target *t, double tnow)
 		/* no value (target not running, still faulting in): this measurement starts over */
 		t->skipped++;
 		bwap_tuner_discard(&t->tuner);
+		return;
+	}
+	if (!t->placed) {
+		/*
+		 * The first steady sample: the start push may have come before
+		 * the target faulted its memory in (bwapctl run registers before
+		 * the exec), so place its pages once more and measure from there.
+		 */
+		t->placed = 1;
+		bwap_tuner_discard(&t->tuner);
+		if (push(t, t->tuner.cur, "steady") == -1)
+			drop_target(t, "exited");
 		return;
 	}
 	t->samples++;
