@@ -39,7 +39,6 @@
 #define MAX_WAITERS 16
 #define NR_PROCESS_MPOL_REWEIGHT 1003
 
-enum stage { STAGE_TUNE, STAGE_PROTECT };	/* STAGE_PROTECT: stage 1 of --protect */
 
 struct target {
 	int used;
@@ -52,13 +51,10 @@ struct target {
 	struct bwap_weights pushed;
 	double pushed_dwp;
 	int have_pushed;
-	struct bwap_tuner tuner;
+	struct bwap_cosched cs;		/* the search (tuner.c); cs.stage 1 = --protect's first stage */
 	struct bwap_signal sig;
-	/* --protect: stage 1 tunes on the protected process's signal */
-	enum stage stage;
-	pid_t protect_pid;
+	pid_t protect_pid;		/* --protect: stage 1 tunes on this process's signal */
 	struct bwap_signal psig;
-	double dwp_floor;
 	char note[256];			/* why the signal is what it is */
 	double next;			/* monotonic time of the next sample */
 	long pushes, moved, not_moved, samples, skipped;
@@ -294,11 +290,11 @@ static bwap_nodeset workers_from_affinity(pid_t pid)
 
 static void log_point(struct target *t)
 {
-	const struct bwap_tuner_point *p = &t->tuner.hist[(t->tuner.nr_points - 1) % BWAP_TUNER_MAX_HISTORY];
+	const struct bwap_tuner_point *p = &t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY];
 
 	if (t->log) {
 		fprintf(t->log, "point %.6f %.9g %d %d%s\n", p->dwp, p->metric, p->search, p->settled,
-			t->stage == STAGE_PROTECT ? " protect" : "");
+			t->cs.stage == 1 ? " protect" : "");
 		fflush(t->log);
 	}
 }
@@ -385,7 +381,7 @@ static int attach(pid_t pid, const char *args, char *err, size_t errlen)
 	if (open_signal(t, &t->sig, pid, kind, progress[0] ? progress : NULL, err, errlen))
 		goto fail;
 	t->used = 1;
-	bwap_tuner_init(&t->tuner, &conf.tuner, conf.start_dwp);
+	bwap_cosched_init(&t->cs, &conf.tuner, conf.start_dwp, protect != 0);
 	if (protect) {
 		/*
 		 * Co-scheduled mode, stage 1: raise the target's DWP while the
@@ -399,7 +395,6 @@ static int attach(pid_t pid, const char *args, char *err, size_t errlen)
 			goto fail;
 		}
 		t->protect_pid = protect;
-		t->stage = STAGE_PROTECT;
 		if (t->sig.kind == BWAP_SIGNAL_MODEL)
 			logmsg("pid %d: note: the model sees each process alone, so with the MODELLED signal "
 			       "stage 1 cannot see interference and keeps the floor where it starts", pid);
@@ -412,7 +407,7 @@ static int attach(pid_t pid, const char *args, char *err, size_t errlen)
 	logmsg("pid %d (%s): attached (%s), workers %s, signal: %s%s%s", pid, t->comm, t->how,
 	       bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label,
 	       protect ? ", stage 1 protects pid " : "", protect ? (snprintf(val, sizeof(val), "%d", protect), val) : "");
-	r = push(t, t->tuner.cur, "start");
+	r = push(t, t->cs.t.cur, "start");
 	if (r < 0) {
 		snprintf(err, errlen, r == -1 ? "pid %d exited" :
 			 "the kernel refused the weights for pid %d (see bwapd's log)", pid);
@@ -443,19 +438,23 @@ static void refresh_comm(struct target *t)
 
 static void sample_target(struct target *t, double tnow)
 {
-	struct bwap_signal *s = t->stage == STAGE_PROTECT ? &t->psig : &t->sig;
+	struct bwap_signal *s = t->cs.stage == 1 ? &t->psig : &t->sig;
 	enum bwap_tuner_action a;
 	double v;
 	char err[256];
-	int r;
+	int r, stage = t->cs.stage;
 
 	t->next = tnow + conf.tuner.interval;
 	r = bwap_signal_sample(s, tnow, &v, err, sizeof(err));
 	if (r < 0) {
 		if (s == &t->psig) {
 			logmsg("pid %d: protected pid %d is gone (%s); stage 2 starts at DWP %.3f", t->pid,
-			       t->protect_pid, err, t->tuner.cur);
-			goto stage2;
+			       t->protect_pid, err, t->cs.t.cur);
+			bwap_signal_close(&t->psig);
+			bwap_cosched_end_stage1(&t->cs);
+			if (push(t, t->cs.t.cur, "stage 2") == -1)
+				drop_target(t, "exited");
+			return;
 		}
 		drop_target(t, errno == ESRCH ? "exited" : err);
 		return;
@@ -463,7 +462,7 @@ static void sample_target(struct target *t, double tnow)
 	if (r > 0) {
 		/* no value (target not running, still faulting in): this measurement starts over */
 		t->skipped++;
-		bwap_tuner_discard(&t->tuner);
+		bwap_tuner_discard(&t->cs.t);
 		return;
 	}
 	if (!t->placed) {
@@ -473,27 +472,29 @@ static void sample_target(struct target *t, double tnow)
 		 * the exec), so place its pages once more and measure from there.
 		 */
 		t->placed = 1;
-		bwap_tuner_discard(&t->tuner);
-		if (push(t, t->tuner.cur, "steady") == -1)
+		bwap_tuner_discard(&t->cs.t);
+		if (push(t, t->cs.t.cur, "steady") == -1)
 			drop_target(t, "exited");
 		return;
 	}
 	t->samples++;
-	a = bwap_tuner_feed(&t->tuner, v);
+	a = bwap_cosched_feed(&t->cs, v);
 	if (a == BWAP_TUNER_SAMPLE)
 		return;
 	refresh_comm(t);
-	log_point(t);
-	logmsg("pid %d: %s%s at dwp %.3f: metric %.6g (best %.6g at %.3f) -> %s to %.3f", t->pid,
-	       t->stage == STAGE_PROTECT ? "stage 1, " : "", "measured",
-	       t->tuner.hist[(t->tuner.nr_points - 1) % BWAP_TUNER_MAX_HISTORY].dwp, t->tuner.last_metric,
-	       t->tuner.best_metric, t->tuner.best_dwp, bwap_tuner_action_name(a), t->tuner.cur);
-	if (a == BWAP_TUNER_CONVERGED && t->stage == STAGE_PROTECT) {
-		logmsg("pid %d: stage 1 done: the protected pid %d is best off at DWP >= %.3f", t->pid,
-		       t->protect_pid, t->tuner.cur);
-		goto stage2;
+	if (stage == 1 && t->cs.stage == 2) {
+		logmsg("pid %d: stage 1, measured protected pid %d: settled -> stage 1 done: the protected "
+		       "process is best off at DWP >= %.3f; stage 2 tunes pid %d from there", t->pid,
+		       t->protect_pid, t->cs.floor, t->pid);
+		bwap_signal_close(&t->psig);
+	} else {
+		log_point(t);
+		logmsg("pid %d: %smeasured at dwp %.3f: metric %.6g (best %.6g at %.3f) -> %s to %.3f", t->pid,
+		       stage == 1 ? "stage 1, " : "",
+		       t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY].dwp, t->cs.t.last_metric,
+		       t->cs.t.best_metric, t->cs.t.best_dwp, bwap_tuner_action_name(a), t->cs.t.cur);
 	}
-	r = push(t, t->tuner.cur, bwap_tuner_action_name(a));
+	r = push(t, t->cs.t.cur, stage != t->cs.stage ? "stage 2" : bwap_tuner_action_name(a));
 	if (r == -1) {
 		drop_target(t, "exited");
 		return;
@@ -501,25 +502,12 @@ static void sample_target(struct target *t, double tnow)
 	if (a == BWAP_TUNER_CONVERGED) {
 		t->settled_once = 1;
 		if (t->log) {
-			fprintf(t->log, "settle %.6f %.9g %d\n", t->tuner.best_dwp, t->tuner.best_metric,
-				t->tuner.searches - 1);
+			fprintf(t->log, "settle %.6f %.9g %d\n", t->cs.t.best_dwp, t->cs.t.best_metric,
+				t->cs.t.searches - 1);
 			fflush(t->log);
 		}
-		reply_waiters(t, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid, t->tuner.cur,
+		reply_waiters(t, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid, t->cs.t.cur,
 			      t->pushes, t->moved);
-	}
-	return;
-stage2:
-	{
-		struct bwap_tuner_params p = conf.tuner;
-
-		t->dwp_floor = t->tuner.cur;
-		p.lo = t->dwp_floor;
-		bwap_signal_close(&t->psig);
-		t->stage = STAGE_TUNE;
-		bwap_tuner_init(&t->tuner, &p, t->dwp_floor);
-		if (push(t, t->tuner.cur, "stage 2") == -1)
-			drop_target(t, "exited");
 	}
 }
 
@@ -535,9 +523,9 @@ static double cpu_seconds(void)
 
 static const char *state_name(const struct target *t)
 {
-	if (t->stage == STAGE_PROTECT)
+	if (t->cs.stage == 1)
 		return "protect-stage1";
-	return t->tuner.phase == BWAP_TUNER_SETTLED ? "settled" : "searching";
+	return t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching";
 }
 
 static void status(FILE *f, int json)
@@ -582,9 +570,9 @@ static void status(FILE *f, int json)
 				   "\"protect_pid\": %d, \"dwp_floor\": %.3f, \"weights\": [",
 				first ? "" : ",", t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)),
 				state_name(t), t->sig.label, t->sig.kind == BWAP_SIGNAL_MODEL ? "true" : "false",
-				t->pushed_dwp, t->tuner.best_dwp, t->tuner.best_metric, t->tuner.last_metric,
-				t->tuner.searches, t->tuner.nr_points, t->pushes, t->moved, t->not_moved,
-				t->protect_pid, t->dwp_floor);
+				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.last_metric,
+				t->cs.t.searches, t->cs.t.nr_points, t->pushes, t->moved, t->not_moved,
+				t->protect_pid, t->cs.floor);
 			for (int n = 0; n < matrix->nr_nodes; n++)
 				fprintf(f, "%s%u", n ? ", " : "", wb[n]);
 			fprintf(f, "], \"pages\": [");
@@ -596,10 +584,10 @@ static void status(FILE *f, int json)
 			fprintf(f, "\npid %d (%s, %s): workers %s, %s, DWP %.3f (best %.3f, metric %.6g), "
 				   "search %d, %ld measurements, %ld pushes, %ld pages moved\n  signal: %s\n",
 				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
-				t->pushed_dwp, t->tuner.best_dwp, t->tuner.best_metric, t->tuner.searches,
-				t->tuner.nr_points, t->pushes, t->moved, t->sig.label);
+				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
+				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
 			if (t->protect_pid)
-				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->dwp_floor);
+				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->cs.floor);
 			fprintf(f, "  %-6s %7s %10s %10s\n", "node", "weight", "target", "actual");
 			for (int n = 0; n < matrix->nr_nodes; n++)
 				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], have_pages ? d.pages[n] : 0);
@@ -660,8 +648,8 @@ static void handle_request(int fd, const char *req)
 
 		if (!t)
 			fprintf(f, "error: pid %d is not a target\n", pid);
-		else if (t->tuner.phase == BWAP_TUNER_SETTLED && t->stage == STAGE_TUNE)
-			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->tuner.cur,
+		else if (t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
+			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
 				t->pushes, t->moved);
 		else if (t->nr_waiters >= MAX_WAITERS)
 			fprintf(f, "error: too many clients wait for pid %d\n", pid);

@@ -249,3 +249,46 @@ enum bwap_tuner_action bwap_tuner_feed(struct bwap_tuner *t, double sample)
 	}
 	return settle(t);
 }
+
+static void start_stage2(struct bwap_cosched *c, double floor)
+{
+	struct bwap_tuner_params p = c->p;
+
+	c->stage = 2;
+	c->floor = floor < p.lo ? p.lo : floor;
+	p.lo = c->floor;
+	bwap_tuner_init(&c->t, &p, c->floor);
+}
+
+void bwap_cosched_init(struct bwap_cosched *c, const struct bwap_tuner_params *p, double start,
+		       int protect)
+{
+	memset(c, 0, sizeof(*c));
+	c->p = *p;
+	if (protect) {
+		c->stage = 1;
+		c->floor = p->lo;
+		bwap_tuner_init(&c->t, p, start);
+	} else {
+		c->stage = 2;
+		c->floor = p->lo;
+		bwap_tuner_init(&c->t, p, start);
+	}
+}
+
+enum bwap_tuner_action bwap_cosched_feed(struct bwap_cosched *c, double sample)
+{
+	enum bwap_tuner_action a = bwap_tuner_feed(&c->t, sample);
+
+	if (c->stage == 1 && a == BWAP_TUNER_CONVERGED) {
+		start_stage2(c, c->t.cur);
+		return BWAP_TUNER_MOVE;
+	}
+	return a;
+}
+
+void bwap_cosched_end_stage1(struct bwap_cosched *c)
+{
+	if (c->stage == 1)
+		start_stage2(c, c->t.cur);
+}

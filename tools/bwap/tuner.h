@@ -83,6 +83,32 @@ void bwap_tuner_discard(struct bwap_tuner *t);
 double bwap_trimmed_mean(double *v, int n, int c);
 const char *bwap_tuner_action_name(enum bwap_tuner_action a);
 
+/*
+ * Co-scheduled mode (--protect), BWAP's two-stage search.  Stage 1 tunes
+ * the target's DWP on the *protected* process's signal, starting at
+ * start: the DWP where it settles is the lowest that is best for the
+ * protected process.  Stage 2 tunes on the target's own signal within
+ * [that floor, hi], starting at the floor.  Without protection it is
+ * stage 2 from the start.
+ */
+struct bwap_cosched {
+	struct bwap_tuner t;
+	struct bwap_tuner_params p;
+	int stage;		/* 1: feed the protected process's signal; 2: the target's */
+	double floor;		/* stage 2's lower bound */
+};
+
+void bwap_cosched_init(struct bwap_cosched *c, const struct bwap_tuner_params *p, double start,
+		       int protect);
+/*
+ * One sample of the signal c->stage names.  When stage 1 settles it
+ * returns BWAP_TUNER_MOVE with c->stage == 2 and c->t.cur == c->floor:
+ * push that, then feed the target's signal.
+ */
+enum bwap_tuner_action bwap_cosched_feed(struct bwap_cosched *c, double sample);
+/* The protected process is gone: stage 2 starts at the current DWP. */
+void bwap_cosched_end_stage1(struct bwap_cosched *c);
+
 /* ---- pages.c: where a process's pages are ------------------------------ */
 
 #define BWAP_MAX_VMAS 4096

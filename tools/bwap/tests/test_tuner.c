@@ -273,6 +273,48 @@ static void test_bounds(void)
 	CHECK(fabs(got - 0.3) < 1e-9, "lo 0.3, optimum 0: start clamps to 0.3 and stays (%.2f)", got);
 }
 
+/* Co-scheduled mode: the protected process gains up to DWP 0.3, then nothing. */
+static double protected_metric(double dwp)
+{
+	return 1 - 0.5 * fmin(dwp, 0.3);
+}
+
+static double cosched(struct model_source *s, double *lowest)
+{
+	struct bwap_tuner_params p;
+	struct bwap_cosched c;
+
+	bwap_tuner_defaults(&p);
+	bwap_cosched_init(&c, &p, 0, 1);
+	*lowest = 1;
+	for (int i = 0; i < 100000; i++) {
+		enum bwap_tuner_action a;
+
+		if (c.stage == 2)
+			*lowest = fmin(*lowest, c.t.cur);
+		a = bwap_cosched_feed(&c, c.stage == 1 ? protected_metric(c.t.cur) : stall_at(s, c.t.cur));
+		if (a == BWAP_TUNER_CONVERGED && c.stage == 2)
+			return c.floor == 0.3 ? c.t.cur : -1;
+	}
+	return -1;
+}
+
+static void test_cosched_two_stages(void)
+{
+	struct model_source s;
+	double got, lowest;
+
+	source_init(&s, "4node-asymmetric", BWAP_NODE_BIT(0), 8, 24);	/* target's optimum: 0 */
+	got = cosched(&s, &lowest);
+	CHECK(fabs(got - 0.3) < 1e-9 && lowest >= 0.3 - 1e-9,
+	      "co-scheduled: stage 1 floor 0.3 (protected gains stop there); target with optimum 0 "
+	      "settles at the floor (%.2f, never below: %.2f)", got, lowest);
+	source_init(&s, "4node-asymmetric", BWAP_NODE_BIT(0), 8, 6);	/* target's optimum: 0.44 */
+	got = cosched(&s, &lowest);
+	CHECK(fabs(got - 0.4) < 1e-9 && lowest >= 0.3 - 1e-9,
+	      "co-scheduled: target with optimum 0.44 settles at 0.40 above the floor 0.3 (%.2f)", got);
+}
+
 static void test_check_params(void)
 {
 	struct bwap_tuner_params p;
@@ -307,5 +349,6 @@ int main(void)
 	test_drift_restarts();
 	test_flat_stays_put();
 	test_bounds();
+	test_cosched_two_stages();
 	return tap_done();
 }
