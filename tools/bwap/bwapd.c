@@ -61,7 +61,8 @@ struct target {
 	int settled_once;
 	int placed;			/* pushed again once the target was steady */
 	FILE *log;			/* search log */
-	int waiters[MAX_WAITERS];	/* client fds waiting for convergence */
+	int waiters[MAX_WAITERS];	/* client fds waiting for convergence ... */
+	long waiter_pushes[MAX_WAITERS];	/* ... or, if > 0, for this many pushes */
 	int nr_waiters;
 };
 
@@ -140,21 +141,34 @@ static void send_reply(int fd, const char *buf, size_t len)
 	}
 }
 
-static void reply_waiters(struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reply_waiters(struct target *t, const char *fmt, ...)
+/*
+ * Answer the clients waiting on t: all of them (all != 0: the target is
+ * gone), or those waiting for convergence (pushes == 0), or those whose
+ * push count has been reached (pushes > 0).
+ */
+static void reply_waiters_if(struct target *t, int all, long pushes, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reply_waiters_if(struct target *t, int all, long pushes, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
-	int n;
+	int n, kept = 0;
 
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	for (int i = 0; i < t->nr_waiters; i++) {
-		send_reply(t->waiters[i], buf, n);
-		close(t->waiters[i]);
+		long want = t->waiter_pushes[i];
+
+		if (all || (!pushes && !want) || (pushes && want && pushes >= want)) {
+			send_reply(t->waiters[i], buf, n);
+			close(t->waiters[i]);
+		} else {
+			t->waiters[kept] = t->waiters[i];
+			t->waiter_pushes[kept++] = want;
+		}
 	}
-	t->nr_waiters = 0;
+	t->nr_waiters = kept;
 }
 
 static void refresh_comm(struct target *t);
@@ -165,7 +179,7 @@ static void drop_target(struct target *t, const char *why)
 		refresh_comm(t);
 	logmsg("pid %d (%s): %s; dropped after %ld pushes (%ld pages moved)", t->pid, t->comm, why,
 	       t->pushes, t->moved);
-	reply_waiters(t, "ok\nexited pid %d: %s\n", t->pid, why);
+	reply_waiters_if(t, 1, 0, "ok\nexited pid %d: %s\n", t->pid, why);
 	bwap_signal_close(&t->sig);
 	if (t->protect_pid)
 		bwap_signal_close(&t->psig);
@@ -227,6 +241,7 @@ static int push(struct target *t, double dwp, const char *why)
 		return e == EPERM || e == EINVAL ? -2 : 0;
 	}
 	t->pushes++;
+	refresh_comm(t);
 	t->moved += after - before;
 	t->not_moved += ret;
 	t->pushed = w;
@@ -249,6 +264,8 @@ static int push(struct target *t, double dwp, const char *why)
 		}
 		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
 	}
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
+			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
 	return 0;
 }
 
@@ -506,8 +523,8 @@ static void sample_target(struct target *t, double tnow)
 				t->cs.t.searches - 1);
 			fflush(t->log);
 		}
-		reply_waiters(t, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid, t->cs.t.cur,
-			      t->pushes, t->moved);
+		reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
+				 t->cs.t.cur, t->pushes, t->moved);
 	}
 }
 
@@ -645,15 +662,21 @@ static void handle_request(int fd, const char *req)
 		}
 	} else if (sscanf(req, "wait %d", &pid) == 1) {
 		struct target *t = find_target(pid);
+		long want = 0;
 
+		sscanf(req, "wait %*d pushes %ld", &want);
 		if (!t)
 			fprintf(f, "error: pid %d is not a target\n", pid);
-		else if (t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
+		else if (want > 0 && t->pushes >= want)
+			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", pid, t->pushed_dwp,
+				t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
 			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
 				t->pushes, t->moved);
 		else if (t->nr_waiters >= MAX_WAITERS)
 			fprintf(f, "error: too many clients wait for pid %d\n", pid);
 		else {
+			t->waiter_pushes[t->nr_waiters] = want;
 			t->waiters[t->nr_waiters++] = fd;
 			keep = 1;
 		}
@@ -661,7 +684,7 @@ static void handle_request(int fd, const char *req)
 		fprintf(f, "ok\npong\n");
 	} else {
 		fprintf(f, "error: unknown request '%s' (requests: status, status json, attach PID [workers SET] "
-			   "[signal KIND] [progress FILE] [protect PID], detach PID, wait PID, ping)\n", req);
+			   "[signal KIND] [progress FILE] [protect PID], detach PID, wait PID [pushes N], ping)\n", req);
 	}
 	fclose(f);
 	send_reply(fd, body, len);

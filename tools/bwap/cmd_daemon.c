@@ -190,7 +190,8 @@ static double mono(void)
 
 static void status_help(FILE *f)
 {
-	fprintf(f, "Usage: bwapctl status [--json] [--wait PID [--timeout S]] [--cpu-window S] [--state-dir DIR]\n\n"
+	fprintf(f, "Usage: bwapctl status [--json] [--wait PID [--pushes N] [--timeout S]] [--cpu-window S]\n"
+		   "                      [--state-dir DIR]\n\n"
 		   "Shows what bwapd tunes: per target its state (searching, settled), DWP,\n"
 		   "weights, and per node the pages it should hold for those weights\n"
 		   "(largest-remainder shares, as the kernel's rebalance computes them) against\n"
@@ -199,6 +200,8 @@ static void status_help(FILE *f)
 		   "  --json              machine-readable\n"
 		   "  --wait PID          first wait until bwapd's search for PID converges (or\n"
 		   "                      PID exits), print that, then the status\n"
+		   "  --pushes N          with --wait: wait only until bwapd has pushed weights\n"
+		   "                      for PID N times (1 = the start)\n"
 		   "  --timeout S         give up waiting after S seconds (default 300)\n"
 		   "  --cpu-window S      also measure bwapd's CPU use over S seconds\n"
 		   "                      (/proc/BWAPD/stat), as a percentage of one core\n"
@@ -210,7 +213,7 @@ int cmd_status(int argc, char **argv)
 {
 	const char *state_dir = BWAP_STATE_DIR, *v;
 	double window = 0, timeout = 300;
-	long wait_pid = 0;
+	long wait_pid = 0, wait_pushes = 0;
 	int json = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -230,6 +233,14 @@ int cmd_status(int argc, char **argv)
 				cli_error("status", "--wait '%s' is not a PID", v);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--pushes")) {
+			if (!(v = cli_value("status", argc, argv, &i)))
+				return 2;
+			wait_pushes = strtol(v, NULL, 10);
+			if (wait_pushes <= 0) {
+				cli_error("status", "--pushes '%s': give a count of 1 or more", v);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--timeout")) {
 			if (!(v = cli_value("status", argc, argv, &i)) ||
 			    cli_parse_double("status", "--timeout", v, 1, 86400, &timeout))
@@ -243,10 +254,14 @@ int cmd_status(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (wait_pushes && !wait_pid) {
+		cli_error("status", "--pushes needs --wait PID");
+		return 2;
+	}
 	if (wait_pid) {
 		char req[64];
 
-		snprintf(req, sizeof(req), "wait %ld", wait_pid);
+		snprintf(req, sizeof(req), "wait %ld pushes %ld", wait_pid, wait_pushes);
 		if (request_timeout("status", state_dir, req, (int)(timeout * 1000)))
 			return 1;
 	}
