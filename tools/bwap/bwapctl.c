@@ -15,7 +15,10 @@ static const struct {
 	{ "weights", cmd_weights, "canonical weights for a worker set; apply them to sysfs" },
 	{ "run", cmd_run, "run a program on the workers with its own canonical weights" },
 	{ "model", cmd_model, "predict throughput of placements (MODELLED, not measured)" },
-	{ "report", cmd_report, "PNG heatmap of the matrix and bar chart of the weights" },
+	{ "report", cmd_report, "PNG of the matrix and weights, or of bwapd's DWP search" },
+	{ "attach", cmd_attach, "ask bwapd to tune a running process" },
+	{ "detach", cmd_detach, "ask bwapd to stop tuning a process" },
+	{ "status", cmd_status, "what bwapd tunes: DWP, weights, pages per node" },
 };
 
 static void usage(FILE *f)

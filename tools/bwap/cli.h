@@ -35,6 +35,16 @@ int cmd_measure(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+/*
+ * Register the calling process (about to exec) with bwapd; extra is more of
+ * the attach request ("signal model ...").  1 registered, 0 no daemon (fine
+ * unless required), -1 error (printed).
+ */
+int daemon_register(const char *state_dir, int required, const char *extra);
 
 /* Canonical weights for workers from m, quantised; shared by weights, run, report. */
 int canonical_weights(const char *subcmd, const struct bwap_matrix *m, bwap_nodeset workers,

@@ -5,18 +5,51 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tuner.h"
 
 static void help(FILE *f)
 {
-	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png [OPTIONS]\n\n"
+	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png [OPTIONS]\n"
+		   "       bwapctl report --search PID|LOG -o FILE.png [--state-dir DIR]\n\n"
 		   "Draws the bandwidth matrix as a heatmap (row = CPU node, column = memory\n"
 		   "node, GB/s in each cell, blue = slow, red = fast) and the canonical\n"
 		   "weights for SET as a bar chart (workers orange, percentages on top).\n\n"
 		   "  --workers SET    worker nodes\n"
 		   "  -o, --output F   the PNG to write\n"
 		   "  --dwp X          chart canonical weights with this DWP\n"
+		   "  --search PID|LOG plot bwapd's DWP search instead: DWP across, the metric\n"
+		   "                   up (lower is better), one dot per measurement in search\n"
+		   "                   order, a colour per search, grey = monitoring the\n"
+		   "                   optimum, where it settled ringed.  LOG is a search log;\n"
+		   "                   PID reads STATE_DIR/search-PID.log\n"
 		   "%s"
 		   "  -h, --help       this text\n", matrix_opts_help);
+}
+
+static int report_search(const char *what, const char *state_dir, const char *out)
+{
+	static struct bwap_tuner_point pts[BWAP_TUNER_MAX_HISTORY];
+	struct bwap_tuner_point settled;
+	char path[512], name[256], err[512];
+	int n;
+
+	if (strspn(what, "0123456789") == strlen(what))
+		snprintf(path, sizeof(path), "%s/search-%s.log", state_dir, what);
+	else
+		snprintf(path, sizeof(path), "%s", what);
+	n = bwap_curve_read_log(path, pts, BWAP_TUNER_MAX_HISTORY, &settled, name, sizeof(name), err,
+				sizeof(err));
+	if (n < 0 || bwap_curve_png(out, pts, n, &settled, err, sizeof(err))) {
+		cli_error("report", "%s", err);
+		return 1;
+	}
+	printf("wrote %s: %d measurements from %s; y axis: %s (lower is better); ", out, n, path,
+	       name[0] ? name : "metric");
+	if (settled.search >= 0)
+		printf("settled at DWP %.3f (ringed)\n", settled.dwp);
+	else
+		printf("still searching, last DWP %.3f\n", pts[n - 1].dwp);
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -25,7 +58,7 @@ int cmd_report(int argc, char **argv)
 	struct bwap_matrix *m;
 	struct bwap_weights w;
 	bwap_nodeset workers = 0, nodes = 0;
-	const char *out = NULL, *v;
+	const char *out = NULL, *v, *search = NULL;
 	double dwp = 0;
 	char err[512] = "";
 
@@ -46,6 +79,9 @@ int cmd_report(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (!(out = cli_value("report", argc, argv, &i)))
 				return 2;
+		} else if (!strcmp(argv[i], "--search")) {
+			if (!(search = cli_value("report", argc, argv, &i)))
+				return 2;
 		} else if (!strcmp(argv[i], "--dwp")) {
 			if (!(v = cli_value("report", argc, argv, &i)) || cli_parse_double("report", "--dwp", v, 0, 1, &dwp))
 				return 2;
@@ -54,6 +90,8 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (search && out)
+		return report_search(search, mo.state_dir, out);
 	if (!workers || !out) {
 		cli_error("report", "--workers SET and -o FILE.png are required");
 		return 2;

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -29,9 +31,33 @@ static void help(FILE *f)
 		   "  --max-weight N    largest weight, 1..255 (default 255)\n"
 		   "  --no-pin          do not restrict CPUs, only set the weights\n"
 		   "  --quiet           do not print the weights on stderr\n"
+		   "  --tune            bwapd must tune the program (an error if bwapd is\n"
+		   "                    not running); without it the program is registered\n"
+		   "                    with bwapd only when bwapd is running\n"
+		   "  --no-tune         never register with bwapd\n"
+		   "  --signal KIND     bwapd's signal for it: auto, perf, model, progress\n"
+		   "  --progress FILE   the program counts its work in FILE (8-byte counter,\n"
+		   "                    see bwapd(8)); exported to it as BWAP_PROGRESS\n"
+		   "  --protect PID     bwapd's co-scheduled mode: protect PID first\n"
 		   "%s"
 		   "  -h, --help        this text\n\n"
 		   "Example: bwapctl run --workers 0,1 -- ./stream\n", matrix_opts_help);
+}
+
+/* Make sure FILE holds the 8-byte counter bwapd reads, and tell the program where it is. */
+static int progress_file(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0 || fstat(fd, &st) || (st.st_size < 8 && ftruncate(fd, 8))) {
+		cli_error("run", "--progress %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return setenv("BWAP_PROGRESS", path, 1);
 }
 
 int cmd_run(int argc, char **argv)
@@ -42,7 +68,9 @@ int cmd_run(int argc, char **argv)
 	struct bwap_weights w;
 	bwap_nodeset workers = 0, nodes = 0;
 	double dwp = 0, maxw = 255;
-	int quiet = 0, pin = 1, have_nodes = 0, prog = -1;
+	int quiet = 0, pin = 1, have_nodes = 0, prog = -1, tune = 0;
+	char extra[512] = "";
+	size_t nextra = 0;
 	unsigned char cpus[BWAP_MAX_CPUS];
 	char err[512], buf[256];
 	const char *v;
@@ -85,6 +113,20 @@ int cmd_run(int argc, char **argv)
 			pin = 0;
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = 1;
+		} else if (!strcmp(argv[i], "--tune")) {
+			tune = 1;
+		} else if (!strcmp(argv[i], "--no-tune")) {
+			tune = -1;
+		} else if (!strcmp(argv[i], "--signal") || !strcmp(argv[i], "--progress") ||
+			   !strcmp(argv[i], "--protect")) {
+			const char *key = argv[i] + 2;
+
+			if (!(v = cli_value("run", argc, argv, &i)))
+				return 2;
+			nextra += snprintf(extra + nextra, sizeof(extra) - nextra, "%s%s %s",
+					   nextra ? " " : "", key, v);
+			if (!strcmp(key, "progress") && progress_file(v))
+				return 1;
 		} else {
 			cli_error("run", "unknown option '%s'; put the program after '--'", argv[i]);
 			return 2;
@@ -145,6 +187,9 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "%s%u", i ? "," : " ", w.w[i]);
 		fprintf(stderr, " (matrix: %s)\n", m->source);
 	}
+	/* bwapd tunes this pid; exec keeps it, and the pidfd bwapd opens */
+	if (tune >= 0 && daemon_register(mo.state_dir, tune > 0, extra) < 0)
+		return 1;
 	free(t);
 	free(m);
 	execvp(argv[prog], argv + prog);

@@ -1,0 +1,1113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapd: BWAP's online DWP tuner.  For every target process it searches
+ * the data-to-worker proximity that minimises the target's stall signal
+ * (tuner.c), and at each step pushes the weights for that DWP into the
+ * kernel with process_mpol_reweight(pidfd, w, maxnode, MPOL_MF_REBALANCE),
+ * which migrates the pages to match.
+ *
+ * One thread, one poll() loop: the control socket, its clients, a pidfd per
+ * target (readable when the target exits), a self-pipe for SIGTERM/SIGINT,
+ * and a timeout to the earliest sample due.  Every decision is logged on
+ * stderr (the journal under systemd); each target's measurements also go
+ * to STATE_DIR/search-PID.log for 'bwapctl report --search'.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bwapd.h"
+#include "ctl.h"
+
+#define MAX_TARGETS 64
+#define MAX_WAITERS 16
+#define NR_PROCESS_MPOL_REWEIGHT 1003
+
+
+struct target {
+	int used;
+	pid_t pid;
+	int pidfd;
+	char comm[32];
+	char how[16];			/* run, attach, cgroup */
+	bwap_nodeset workers, nodes;
+	struct bwap_weights canon;	/* DWP 0, before quantisation */
+	struct bwap_weights pushed;
+	double pushed_dwp;
+	int have_pushed;
+	struct bwap_cosched cs;		/* the search (tuner.c); cs.stage 1 = --protect's first stage */
+	struct bwap_signal sig;
+	pid_t protect_pid;		/* --protect: stage 1 tunes on this process's signal */
+	struct bwap_signal psig;
+	char note[256];			/* why the signal is what it is */
+	double next;			/* monotonic time of the next sample */
+	long pushes, moved, not_moved, samples, skipped;
+	int settled_once;
+	int placed;			/* pushed again once the target was steady */
+	FILE *log;			/* search log */
+	int waiters[MAX_WAITERS];	/* client fds waiting for convergence ... */
+	long waiter_pushes[MAX_WAITERS];	/* ... or, if > 0, for this many pushes */
+	int nr_waiters;
+};
+
+static struct bwapd_conf conf;
+static struct bwap_topology *topo;
+static struct bwap_matrix *matrix;
+static struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
+static struct target targets[MAX_TARGETS];
+static double t_start;
+static int listen_fd = -1, lock_fd = -1, fifo_fd = -1;
+static char sock_path[300], pid_path[300], fifo_path[300];
+static int sig_pipe[2] = { -1, -1 };	/* the signal handler's self-pipe */
+
+static void on_signal(int sig)
+{
+	unsigned char c = sig;
+
+	if (write(sig_pipe[1], &c, 1) < 0)
+		return;	/* the pipe is full: a stop is already pending */
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bwapd: [%9.3f] ", now() - t_start);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < w->nr_nodes && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%u", i ? "," : "",
+			      bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0);
+	return buf;
+}
+
+static long vmstat_moved(void)
+{
+	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
+	long v = -1;
+
+	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
+		v = atol(p + 22);
+	free(text);
+	return v;
+}
+
+/* ---- targets ---------------------------------------------------------- */
+
+/* A reply to a client; one that went away is no error (SIGPIPE is ignored). */
+static void send_reply(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= n;
+	}
+}
+
+/*
+ * Answer the clients waiting on t: all of them (all != 0: the target is
+ * gone), or those waiting for convergence (pushes == 0), or those whose
+ * push count has been reached (pushes > 0).
+ */
+static void reply_waiters_if(struct target *t, int all, long pushes, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reply_waiters_if(struct target *t, int all, long pushes, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n, kept = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < t->nr_waiters; i++) {
+		long want = t->waiter_pushes[i];
+
+		if (all || (!pushes && !want) || (pushes && want && pushes >= want)) {
+			send_reply(t->waiters[i], buf, n);
+			close(t->waiters[i]);
+		} else {
+			t->waiters[kept] = t->waiters[i];
+			t->waiter_pushes[kept++] = want;
+		}
+	}
+	t->nr_waiters = kept;
+}
+
+static void refresh_comm(struct target *t);
+
+static void drop_target(struct target *t, const char *why)
+{
+	if (strcmp(why, "exited"))
+		refresh_comm(t);
+	logmsg("pid %d (%s): %s; dropped after %ld pushes (%ld pages moved)", t->pid, t->comm, why,
+	       t->pushes, t->moved);
+	reply_waiters_if(t, 1, 0, "ok\nexited pid %d: %s\n", t->pid, why);
+	bwap_signal_close(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_close(&t->psig);
+	if (t->log)
+		fclose(t->log);
+	close(t->pidfd);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct target *find_target(pid_t pid)
+{
+	for (int i = 0; i < MAX_TARGETS; i++)
+		if (targets[i].used && targets[i].pid == pid)
+			return &targets[i];
+	return NULL;
+}
+
+static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
+{
+	*w = t->canon;
+	if (dwp > 0)
+		bwap_weights_apply_dwp(w, t->workers, dwp);
+	bwap_weights_quantise(w, conf.max_weight, 0.005);
+	return 0;
+}
+
+/* Push the weights for DWP dwp with MPOL_MF_REBALANCE; -1 drops the target. */
+static int push(struct target *t, double dwp, const char *why)
+{
+	struct bwap_weights w;
+	struct bwap_pagedist d;
+	long target[BWAP_MAX_NODES], expect = -1, before, after, ret;
+	char err[256], ws[256];
+
+	weights_at(t, dwp, &w);
+	if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+		unsigned char wb[BWAP_MAX_NODES] = { 0 };
+
+		for (int i = 0; i < w.nr_nodes; i++)
+			wb[i] = bwap_nodeset_has(w.nodes, i) ? w.w[i] : 0;
+		expect = bwap_pagedist_targets(&d, wb, target);
+		bwap_pagedist_free(&d);
+	}
+	before = vmstat_moved();
+	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAP_MPOL_MF_REBALANCE);
+	after = vmstat_moved();
+	bwap_signal_invalidate(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_invalidate(&t->psig);
+	if (ret < 0) {
+		int e = errno;
+
+		if (e == ESRCH)
+			return -1;
+		logmsg("pid %d: process_mpol_reweight(dwp %.3f, weights %s) failed: %s%s", t->pid, dwp,
+		       weights_str(&w, ws, sizeof(ws)), strerror(e),
+		       e == EPERM ? " (bwapd needs ptrace access to the target, and CAP_SYS_NICE for other users)" :
+		       e == EINVAL ? " (weights outside the target's cpuset or nodemask?)" : "");
+		return e == EPERM || e == EINVAL ? -2 : 0;
+	}
+	t->pushes++;
+	refresh_comm(t);
+	t->moved += after - before;
+	t->not_moved += ret;
+	t->pushed = w;
+	t->pushed_dwp = dwp;
+	t->have_pushed = 1;
+	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: expected moves %ld, "
+	       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dwp,
+	       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	if (getenv("BWAPD_DEBUG_PAGES")) {
+		/* for tests: the pages per node after the push against the targets */
+		char b1[256] = "", b2[256] = "";
+		size_t n1 = 0, n2 = 0;
+
+		if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+			for (int i = 0; i < d.nr_nodes; i++) {
+				n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", d.pages[i]);
+				n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", target[i]);
+			}
+			bwap_pagedist_free(&d);
+		}
+		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
+	}
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
+			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	return 0;
+}
+
+static int open_signal(struct target *t, struct bwap_signal *s, pid_t pid, enum bwap_signal_kind kind,
+		       const char *progress, char *err, size_t errlen)
+{
+	struct bwap_signal_opts o = {
+		.kind = kind, .perf_raw = conf.perf_raw, .progress_file = progress, .mc = machine,
+		.model_mlp = conf.model_mlp, .model_shared = conf.model_shared,
+		.model_threads = conf.model_threads, .model_refresh = conf.model_refresh,
+	};
+	char note[256];
+
+	if (bwap_signal_open(s, pid, t->workers, matrix->nr_nodes, &o, note, sizeof(note), err, errlen))
+		return -1;
+	if (note[0]) {
+		logmsg("pid %d: %s", pid, note);
+		snprintf(t->note, sizeof(t->note), "%s", note);
+	}
+	return 0;
+}
+
+static bwap_nodeset workers_from_affinity(pid_t pid)
+{
+	cpu_set_t *set = CPU_ALLOC(BWAP_MAX_CPUS);
+	size_t size = CPU_ALLOC_SIZE(BWAP_MAX_CPUS);
+	bwap_nodeset w = 0;
+
+	if (!set)
+		return 0;
+	if (!sched_getaffinity(pid, size, set))
+		for (int n = 0; n < BWAP_MAX_NODES; n++)
+			for (int c = 0; c < BWAP_MAX_CPUS && bwap_nodeset_has(topo->has_cpu, n); c++)
+				if (topo->node[n].cpus[c] && CPU_ISSET_S(c, size, set))
+					w |= BWAP_NODE_BIT(n);
+	CPU_FREE(set);
+	return w;
+}
+
+static void log_point(struct target *t)
+{
+	const struct bwap_tuner_point *p = &t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY];
+
+	if (t->log) {
+		fprintf(t->log, "point %.6f %.9g %d %d%s\n", p->dwp, p->metric, p->search, p->settled,
+			t->cs.stage == 1 ? " protect" : "");
+		fflush(t->log);
+	}
+}
+
+/* attach PID [workers SET] [signal KIND] [progress FILE] [protect PID] [how WORD] */
+static int attach(pid_t pid, const char *args, char *err, size_t errlen)
+{
+	struct target *t = NULL;
+	enum bwap_signal_kind kind = conf.signal;
+	char progress[256] = "", ws[256], key[32], val[256], path[512];
+	bwap_nodeset workers = 0;
+	double cap[BWAP_MAX_NODES];
+	pid_t protect = 0;
+	int pos = 0, n, r, kind_given = 0;
+
+	if (find_target(pid)) {
+		snprintf(err, errlen, "pid %d is already a target", pid);
+		return -1;
+	}
+	for (int i = 0; i < MAX_TARGETS && !t; i++)
+		if (!targets[i].used)
+			t = &targets[i];
+	if (!t) {
+		snprintf(err, errlen, "bwapd already tunes %d processes, its limit", MAX_TARGETS);
+		return -1;
+	}
+	memset(t, 0, sizeof(*t));
+	snprintf(t->how, sizeof(t->how), "attach");
+	while (args && sscanf(args + pos, " %31s %255s%n", key, val, &n) == 2) {
+		pos += n;
+		if (!strcmp(key, "workers")) {
+			if (bwap_nodeset_parse(val, &workers, err, errlen))
+				return -1;
+		} else if (!strcmp(key, "signal")) {
+			if (bwap_signal_kind_parse(val, &kind)) {
+				snprintf(err, errlen, "signal '%s': expected auto, perf, model or progress", val);
+				return -1;
+			}
+			kind_given = 1;
+		} else if (!strcmp(key, "progress")) {
+			snprintf(progress, sizeof(progress), "%s", val);
+			/* a target that reports progress is tuned on it, unless told otherwise */
+			if (!kind_given)
+				kind = BWAP_SIGNAL_PROGRESS;
+		} else if (!strcmp(key, "protect")) {
+			protect = atoi(val);
+		} else if (!strcmp(key, "how")) {
+			snprintf(t->how, sizeof(t->how), "%.15s", val);
+		} else {
+			snprintf(err, errlen, "unknown attach argument '%s'", key);
+			return -1;
+		}
+	}
+	t->pid = pid;
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		snprintf(err, errlen, "pidfd_open(%d): %s", pid, errno == ESRCH ? "no such process" : strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	{
+		char *c = bwap_read_file(path, NULL);
+
+		snprintf(t->comm, sizeof(t->comm), "%s", c ? c : "?");
+		t->comm[strcspn(t->comm, "\n")] = '\0';
+		free(c);
+	}
+	if (!workers)
+		workers = workers_from_affinity(pid);
+	if (!workers) {
+		snprintf(err, errlen, "cannot tell pid %d's worker nodes from its CPU affinity; give workers SET",
+			 pid);
+		goto fail;
+	}
+	t->workers = workers & topo->has_cpu;
+	t->nodes = topo->has_memory;
+	if (bwap_canonical_capacity(matrix, t->workers, t->nodes, cap, err, errlen) ||
+	    bwap_weights_from_capacity(&t->canon, cap, matrix->nr_nodes, t->nodes, err, errlen))
+		goto fail;
+	if (protect && !find_target(protect) && kill(protect, 0) && errno == ESRCH) {
+		snprintf(err, errlen, "protected pid %d does not exist", protect);
+		goto fail;
+	}
+	if (open_signal(t, &t->sig, pid, kind, progress[0] ? progress : NULL, err, errlen))
+		goto fail;
+	t->used = 1;
+	bwap_cosched_init(&t->cs, &conf.tuner, conf.start_dwp, protect != 0);
+	if (protect) {
+		/*
+		 * Co-scheduled mode, stage 1: raise the target's DWP while the
+		 * protected process's signal improves; where it stops is the
+		 * floor for stage 2, which tunes the target's own signal.
+		 */
+		if (open_signal(t, &t->psig, protect, kind == BWAP_SIGNAL_PROGRESS ? BWAP_SIGNAL_AUTO : kind,
+				NULL, err, errlen)) {
+			bwap_signal_close(&t->sig);
+			t->used = 0;
+			goto fail;
+		}
+		t->protect_pid = protect;
+		if (t->sig.kind == BWAP_SIGNAL_MODEL)
+			logmsg("pid %d: note: the model sees each process alone, so with the MODELLED signal "
+			       "stage 1 cannot see interference and keeps the floor where it starts", pid);
+	}
+	snprintf(path, sizeof(path), "%s/search-%d.log", conf.state_dir, pid);
+	t->log = fopen(path, "w");
+	if (t->log)
+		fprintf(t->log, "# bwapd search log: pid %d (%s), workers %s\n# metric: %s\n", pid, t->comm,
+			bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label);
+	logmsg("pid %d (%s): attached (%s), workers %s, signal: %s%s%s", pid, t->comm, t->how,
+	       bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label,
+	       protect ? ", stage 1 protects pid " : "", protect ? (snprintf(val, sizeof(val), "%d", protect), val) : "");
+	r = push(t, t->cs.t.cur, "start");
+	if (r < 0) {
+		snprintf(err, errlen, r == -1 ? "pid %d exited" :
+			 "the kernel refused the weights for pid %d (see bwapd's log)", pid);
+		drop_target(t, "refused at start");
+		return -1;
+	}
+	t->next = now() + conf.tuner.interval;
+	return 0;
+fail:
+	close(t->pidfd);
+	memset(t, 0, sizeof(*t));
+	return -1;
+}
+
+/* The name, again: 'bwapctl run' registers itself before it execs the program. */
+static void refresh_comm(struct target *t)
+{
+	char path[64], *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
+	c = bwap_read_file(path, NULL);
+	if (c) {
+		c[strcspn(c, "\n")] = '\0';
+		snprintf(t->comm, sizeof(t->comm), "%s", c);
+		free(c);
+	}
+}
+
+static void sample_target(struct target *t, double tnow)
+{
+	struct bwap_signal *s = t->cs.stage == 1 ? &t->psig : &t->sig;
+	enum bwap_tuner_action a;
+	double v;
+	char err[256];
+	int r, stage = t->cs.stage;
+
+	t->next = tnow + conf.tuner.interval;
+	r = bwap_signal_sample(s, tnow, &v, err, sizeof(err));
+	if (r < 0) {
+		if (s == &t->psig) {
+			logmsg("pid %d: protected pid %d is gone (%s); stage 2 starts at DWP %.3f", t->pid,
+			       t->protect_pid, err, t->cs.t.cur);
+			bwap_signal_close(&t->psig);
+			bwap_cosched_end_stage1(&t->cs);
+			if (push(t, t->cs.t.cur, "stage 2") == -1)
+				drop_target(t, "exited");
+			return;
+		}
+		drop_target(t, errno == ESRCH ? "exited" : err);
+		return;
+	}
+	if (r > 0) {
+		/* no value (target not running, still faulting in): this measurement starts over */
+		t->skipped++;
+		bwap_tuner_discard(&t->cs.t);
+		return;
+	}
+	if (!t->placed) {
+		/*
+		 * The first steady sample: the start push may have come before
+		 * the target faulted its memory in (bwapctl run registers before
+		 * the exec), so place its pages once more and measure from there.
+		 */
+		t->placed = 1;
+		bwap_tuner_discard(&t->cs.t);
+		if (push(t, t->cs.t.cur, "steady") == -1)
+			drop_target(t, "exited");
+		return;
+	}
+	t->samples++;
+	a = bwap_cosched_feed(&t->cs, v);
+	if (a == BWAP_TUNER_SAMPLE)
+		return;
+	refresh_comm(t);
+	if (stage == 1 && t->cs.stage == 2) {
+		logmsg("pid %d: stage 1, measured protected pid %d: settled -> stage 1 done: the protected "
+		       "process is best off at DWP >= %.3f; stage 2 tunes pid %d from there", t->pid,
+		       t->protect_pid, t->cs.floor, t->pid);
+		bwap_signal_close(&t->psig);
+	} else {
+		log_point(t);
+		logmsg("pid %d: %smeasured at dwp %.3f: metric %.6g (best %.6g at %.3f) -> %s to %.3f", t->pid,
+		       stage == 1 ? "stage 1, " : "",
+		       t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY].dwp, t->cs.t.last_metric,
+		       t->cs.t.best_metric, t->cs.t.best_dwp, bwap_tuner_action_name(a), t->cs.t.cur);
+	}
+	r = push(t, t->cs.t.cur, stage != t->cs.stage ? "stage 2" : bwap_tuner_action_name(a));
+	if (r == -1) {
+		drop_target(t, "exited");
+		return;
+	}
+	if (a == BWAP_TUNER_CONVERGED) {
+		t->settled_once = 1;
+		if (t->log) {
+			fprintf(t->log, "settle %.6f %.9g %d\n", t->cs.t.best_dwp, t->cs.t.best_metric,
+				t->cs.t.searches - 1);
+			fflush(t->log);
+		}
+		reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
+				 t->cs.t.cur, t->pushes, t->moved);
+	}
+}
+
+/* ---- status ----------------------------------------------------------- */
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static const char *state_name(const struct target *t)
+{
+	if (t->cs.stage == 1)
+		return "protect-stage1";
+	return t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching";
+}
+
+static void status(FILE *f, int json)
+{
+	double up = now() - t_start, cpu = cpu_seconds();
+	int first = 1, nr = 0;
+	char buf[256];
+
+	for (int i = 0; i < MAX_TARGETS; i++)
+		nr += targets[i].used;
+	if (json)
+		fprintf(f, "{\"pid\": %d, \"uptime_s\": %.3f, \"cpu_s\": %.3f, \"state_dir\": \"%s\", "
+			   "\"matrix\": \"%s\", \"samples\": %d, \"trim\": %d, \"interval_s\": %g, \"step\": %g, "
+			   "\"targets\": [", getpid(), up, cpu, conf.state_dir, matrix->source,
+			conf.tuner.samples, conf.tuner.trim, conf.tuner.interval, conf.tuner.step);
+	else
+		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
+			   "tuner: step %g, n=%d samples of t=%g s, trim c=%d, drift %g; matrix: %s\n",
+			getpid(), up, cpu, up > 0 ? 100 * cpu / up : 0, nr, nr == 1 ? "" : "s", conf.tuner.step,
+			conf.tuner.samples, conf.tuner.interval, conf.tuner.trim, conf.tuner.drift, matrix->source);
+	for (int i = 0; i < MAX_TARGETS; i++) {
+		struct target *t = &targets[i];
+		struct bwap_pagedist d;
+		long tgt[BWAP_MAX_NODES] = { 0 };
+		unsigned char wb[BWAP_MAX_NODES] = { 0 };
+		int have_pages;
+		char err[256];
+
+		if (!t->used)
+			continue;
+		refresh_comm(t);
+		for (int n = 0; n < t->pushed.nr_nodes; n++)
+			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
+		have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
+		if (have_pages)
+			bwap_pagedist_targets(&d, wb, tgt);
+		if (json) {
+			fprintf(f, "%s\n  {\"pid\": %d, \"comm\": \"%s\", \"how\": \"%s\", \"workers\": \"%s\", "
+				   "\"state\": \"%s\", \"signal\": \"%s\", \"modelled\": %s, \"dwp\": %.3f, "
+				   "\"best_dwp\": %.3f, \"best_metric\": %.9g, \"last_metric\": %.9g, \"searches\": %d, "
+				   "\"measurements\": %ld, \"pushes\": %ld, \"pages_moved\": %ld, \"pages_not_moved\": %ld, "
+				   "\"protect_pid\": %d, \"dwp_floor\": %.3f, \"weights\": [",
+				first ? "" : ",", t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)),
+				state_name(t), t->sig.label, t->sig.kind == BWAP_SIGNAL_MODEL ? "true" : "false",
+				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.last_metric,
+				t->cs.t.searches, t->cs.t.nr_points, t->pushes, t->moved, t->not_moved,
+				t->protect_pid, t->cs.floor);
+			for (int n = 0; n < matrix->nr_nodes; n++)
+				fprintf(f, "%s%u", n ? ", " : "", wb[n]);
+			fprintf(f, "], \"pages\": [");
+			for (int n = 0; n < matrix->nr_nodes; n++)
+				fprintf(f, "%s{\"node\": %d, \"target\": %ld, \"actual\": %ld}", n ? ", " : "", n,
+					tgt[n], have_pages ? d.pages[n] : 0);
+			fprintf(f, "]}");
+		} else {
+			fprintf(f, "\npid %d (%s, %s): workers %s, %s, DWP %.3f (best %.3f, metric %.6g), "
+				   "search %d, %ld measurements, %ld pushes, %ld pages moved\n  signal: %s\n",
+				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
+				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
+				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
+			if (t->protect_pid)
+				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->cs.floor);
+			fprintf(f, "  %-6s %7s %10s %10s\n", "node", "weight", "target", "actual");
+			for (int n = 0; n < matrix->nr_nodes; n++)
+				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], have_pages ? d.pages[n] : 0);
+		}
+		if (have_pages)
+			bwap_pagedist_free(&d);
+		first = 0;
+	}
+	if (json)
+		fprintf(f, "%s]}\n", first ? "" : "\n");
+}
+
+/* ---- control socket --------------------------------------------------- */
+
+static void handle_request(int fd, const char *req)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int pid, keep = 0;
+
+	f = open_memstream(&body, &len);
+	if (!f) {
+		close(fd);
+		return;
+	}
+	if (!strcmp(req, "status") || !strcmp(req, "status json")) {
+		fprintf(f, "ok\n");
+		status(f, !strcmp(req, "status json"));
+	} else if (sscanf(req, "attach %d", &pid) == 1) {
+		char err[512];
+		const char *args = strchr(req + 7, ' ');
+
+		if (attach(pid, args, err, sizeof(err))) {
+			logmsg("attach %d refused: %s", pid, err);
+			fprintf(f, "error: %s\n", err);
+		} else {
+			struct target *t = find_target(pid);
+			char ws[256];
+
+			fprintf(f, "ok\nbwapd tunes pid %d: workers %s, start DWP %.3f, weights %s, signal: %s\n",
+				pid, bwap_nodeset_format(t->workers, err, sizeof(err)), t->pushed_dwp,
+				weights_str(&t->pushed, ws, sizeof(ws)), t->sig.label);
+			if (t->note[0])
+				fprintf(f, "note: %s\n", t->note);
+		}
+	} else if (sscanf(req, "detach %d", &pid) == 1) {
+		struct target *t = find_target(pid);
+
+		if (!t) {
+			fprintf(f, "error: pid %d is not a target\n", pid);
+		} else {
+			drop_target(t, "detached on request (its weights stay as last pushed)");
+			fprintf(f, "ok\ndetached pid %d\n", pid);
+		}
+	} else if (sscanf(req, "wait %d", &pid) == 1) {
+		struct target *t = find_target(pid);
+		long want = 0;
+
+		sscanf(req, "wait %*d pushes %ld", &want);
+		if (!t)
+			fprintf(f, "error: pid %d is not a target\n", pid);
+		else if (want > 0 && t->pushes >= want)
+			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", pid, t->pushed_dwp,
+				t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
+			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
+				t->pushes, t->moved);
+		else if (t->nr_waiters >= MAX_WAITERS)
+			fprintf(f, "error: too many clients wait for pid %d\n", pid);
+		else {
+			t->waiter_pushes[t->nr_waiters] = want;
+			t->waiters[t->nr_waiters++] = fd;
+			keep = 1;
+		}
+	} else if (!strcmp(req, "ping")) {
+		fprintf(f, "ok\npong\n");
+	} else {
+		fprintf(f, "error: unknown request '%s' (requests: status, status json, attach PID [workers SET] "
+			   "[signal KIND] [progress FILE] [protect PID], detach PID, wait PID [pushes N], ping)\n", req);
+	}
+	fclose(f);
+	send_reply(fd, body, len);
+	free(body);
+	if (!keep)
+		close(fd);
+}
+
+/* One request per socket connection. */
+static void handle_socket_client(int fd)
+{
+	char req[1024];
+	ssize_t n = 0, got;
+	struct timeval tv = { .tv_sec = 2 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (n < (ssize_t)sizeof(req) - 1 && (got = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
+		n += got;
+		if (memchr(req, '\n', n))
+			break;
+	}
+	req[n > 0 ? n : 0] = '\0';
+	req[strcspn(req, "\n")] = '\0';
+	handle_request(fd, req);
+}
+
+/*
+ * The FIFO channel, for kernels without AF_UNIX (the test guests): each
+ * line on STATE_DIR/bwapd.ctl is "@REPLY_FIFO REQUEST"; the reply goes to
+ * REPLY_FIFO, which the client made as STATE_DIR/reply.PID and holds open
+ * for reading.  Only FIFOs of that name in the state dir are written to.
+ */
+static char fifo_buf[8192];
+static size_t fifo_len;
+
+static void handle_fifo_line(char *line)
+{
+	char *sp = strchr(line, ' '), prefix[320];
+	struct stat st;
+	int fd;
+
+	snprintf(prefix, sizeof(prefix), "%s/reply.", conf.state_dir);
+	if (line[0] != '@' || !sp)
+		return;
+	*sp = '\0';
+	if (strncmp(line + 1, prefix, strlen(prefix)) || strchr(line + 1 + strlen(prefix), '/') ||
+	    lstat(line + 1, &st) || !S_ISFIFO(st.st_mode)) {
+		logmsg("control fifo: ignored a request with reply path '%s'", line + 1);
+		return;
+	}
+	fd = open(line + 1, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;		/* the client gave up */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	handle_request(fd, sp + 1);
+}
+
+static void read_fifo(int fd)
+{
+	ssize_t n;
+	char *nl;
+
+	while ((n = read(fd, fifo_buf + fifo_len, sizeof(fifo_buf) - 1 - fifo_len)) > 0) {
+		fifo_len += n;
+		fifo_buf[fifo_len] = '\0';
+		while ((nl = strchr(fifo_buf, '\n'))) {
+			*nl = '\0';
+			handle_fifo_line(fifo_buf);
+			fifo_len -= nl + 1 - fifo_buf;
+			memmove(fifo_buf, nl + 1, fifo_len + 1);
+		}
+		if (fifo_len == sizeof(fifo_buf) - 1)
+			fifo_len = 0;	/* a line this long is garbage */
+	}
+}
+
+static int open_socket(char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	char buf[64];
+	int n;
+
+	/* The pid file's lock says whether another bwapd owns this state dir. */
+	snprintf(pid_path, sizeof(pid_path), "%s/bwapd.pid", conf.state_dir);
+	lock_fd = open(pid_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock_fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", pid_path, strerror(errno));
+		return -1;
+	}
+	if (flock(lock_fd, LOCK_EX | LOCK_NB)) {
+		n = read(lock_fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		snprintf(err, errlen, "another bwapd (pid %d) already runs on %s; stop it first or use "
+			 "another state_dir", atoi(buf), conf.state_dir);
+		return -1;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
+	if (ftruncate(lock_fd, 0) || pwrite(lock_fd, buf, n, 0) != n) {
+		snprintf(err, errlen, "cannot write %s: %s", pid_path, strerror(errno));
+		return -1;
+	}
+	/* We hold the lock, so a socket left here is from a bwapd that died. */
+	bwap_ctl_socket_path(conf.state_dir, sock_path, sizeof(sock_path));
+	if (unlink(sock_path) == 0)
+		logmsg("removed a stale %s left by an earlier bwapd", sock_path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path %s is too long; use a shorter state_dir", sock_path);
+		return -1;
+	}
+	strcpy(sa.sun_path, sock_path);
+	snprintf(fifo_path, sizeof(fifo_path), "%s/bwapd.ctl", conf.state_dir);
+	if (unlink(fifo_path) == 0)
+		logmsg("removed a stale %s left by an earlier bwapd", fifo_path);
+	if (mkfifo(fifo_path, 0600) ||
+	    (fifo_fd = open(fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "cannot make the control fifo %s: %s", fifo_path, strerror(errno));
+		return -1;
+	}
+	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0 && (errno == EAFNOSUPPORT || errno == ENOSYS)) {
+		logmsg("this kernel has no unix sockets (CONFIG_UNIX); control is through the fifo %s only",
+		       fifo_path);
+		sock_path[0] = '\0';
+		return 0;
+	}
+	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 16)) {
+		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(errno));
+		return -1;
+	}
+	chmod(sock_path, 0660);
+	return 0;
+}
+
+/* ---- cgroup ----------------------------------------------------------- */
+
+static void scan_cgroup(void)
+{
+	char path[512], *text, *p, err[512];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", conf.cgroup);
+	text = bwap_read_file(path, NULL);
+	if (!text) {
+		static int warned;
+
+		if (!warned++)
+			logmsg("cannot read %s: %s (cgroup = should name a cgroup v2 directory)", path,
+			       strerror(errno));
+		return;
+	}
+	for (p = text; *p;) {
+		pid_t pid = strtol(p, &p, 10);
+
+		while (*p == '\n')
+			p++;
+		if (pid <= 0 || pid == getpid() || find_target(pid))
+			continue;
+		if (attach(pid, "how cgroup", err, sizeof(err)))
+			logmsg("cgroup %s: pid %d not attached: %s", conf.cgroup, pid, err);
+	}
+	free(text);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: bwapd [OPTIONS]\n\n"
+		   "BWAP's online tuner: for each target process, searches the data-to-worker\n"
+		   "proximity (DWP) with the lowest stall rate and pushes the weights for each\n"
+		   "step into the kernel (process_mpol_reweight with MPOL_MF_REBALANCE), which\n"
+		   "moves the pages.  Targets come from 'bwapctl run', 'bwapctl attach PID' and\n"
+		   "the optional cgroup; 'bwapctl status' shows them.  Runs in the foreground;\n"
+		   "logs every decision on stderr.\n\n"
+		   "  -c, --config FILE     config file (default %s; missing is fine\n"
+		   "                        unless given here)\n"
+		   "  --state-dir DIR       socket, pid file, search logs (default %s)\n"
+		   "  --matrix FILE         bandwidth matrix (default: STATE_DIR/matrix, else HMAT)\n"
+		   "  --signal KIND         auto (perf, else model), perf, model, progress\n"
+		   "  --set KEY=VALUE       any config key, after the file (repeatable)\n"
+		   "  --check-config        check the config, print it, exit\n"
+		   "  --ready-fd N          write \"ready\" to fd N and close it once the socket\n"
+		   "                        listens (for scripts; no polling needed)\n"
+		   "  -h, --help            this text\n\n"
+		   "Config keys and the tuner's knobs are in bwapd(8) and bwapd.conf.\n",
+		BWAPD_CONF, BWAP_STATE_DIR);
+}
+
+static int load_matrix(char *err, size_t errlen)
+{
+	char path[512];
+
+	topo = calloc(1, sizeof(*topo));
+	matrix = calloc(1, sizeof(*matrix));
+	machine = calloc(1, sizeof(*machine));
+	if (!topo || !matrix || !machine) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (bwap_topology_read(topo, getenv("BWAP_SYSFS_ROOT"), err, errlen))
+		return -1;
+	snprintf(path, sizeof(path), "%s/matrix", conf.state_dir);
+	if (conf.matrix[0]) {
+		if (bwap_matrix_load(matrix, conf.matrix, err, errlen))
+			return -1;
+	} else if (!access(path, R_OK)) {
+		if (bwap_matrix_load(matrix, path, err, errlen))
+			return -1;
+	} else if (bwap_matrix_from_hmat(matrix, topo, 1, err, errlen)) {
+		return -1;
+	}
+	if (bwap_machine_from_matrix(machine, matrix, err, errlen)) {
+		logmsg("the model cannot use this matrix (%s); only the perf and progress signals work", err);
+		free(machine);
+		machine = NULL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *conf_path = BWAPD_CONF;
+	int conf_given = 0, check_only = 0, sfd, rc = 0, ready_fd = -1;
+	char err[1024];
+	double next_scan = 0;
+
+	t_start = now();
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	bwapd_conf_defaults(&conf);
+	/* the config file first, then options over it */
+	for (int i = 1; i < argc; i++)
+		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
+			conf_path = argv[++i];
+			conf_given = 1;
+		}
+	if (bwapd_conf_load(&conf, conf_path, !conf_given, err, sizeof(err))) {
+		fprintf(stderr, "bwapd: %s\n", err);
+		return 2;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *key = NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
+			i++;
+			continue;
+		} else if (!strcmp(a, "--check-config")) {
+			check_only = 1;
+			continue;
+		} else if (!strcmp(a, "--ready-fd")) {
+			if (!v || (ready_fd = atoi(v)) < 0 || fcntl(ready_fd, F_GETFD) < 0) {
+				fprintf(stderr, "bwapd: --ready-fd needs an open file descriptor number\n");
+				return 2;
+			}
+			i++;
+			continue;
+		} else if (!strcmp(a, "--state-dir")) {
+			key = "state_dir";
+		} else if (!strcmp(a, "--matrix")) {
+			key = "matrix";
+		} else if (!strcmp(a, "--signal")) {
+			key = "signal";
+		} else if (!strcmp(a, "--set")) {
+			char kv[512], *eq;
+
+			if (!v || !(eq = strchr(v, '='))) {
+				fprintf(stderr, "bwapd: --set needs KEY=VALUE, e.g. --set samples=10\n");
+				return 2;
+			}
+			snprintf(kv, sizeof(kv), "%s", v);
+			kv[eq - v] = '\0';
+			if (bwapd_conf_set(&conf, kv, kv + (eq - v) + 1, err, sizeof(err))) {
+				fprintf(stderr, "bwapd: --set %s: %s\n", v, err);
+				return 2;
+			}
+			i++;
+			continue;
+		} else {
+			fprintf(stderr, "bwapd: unknown option '%s'; see 'bwapd --help'\n", a);
+			return 2;
+		}
+		if (!v) {
+			fprintf(stderr, "bwapd: %s needs a value\n", a);
+			return 2;
+		}
+		if (bwapd_conf_set(&conf, key, v, err, sizeof(err))) {
+			fprintf(stderr, "bwapd: %s: %s\n", a, err);
+			return 2;
+		}
+		i++;
+	}
+	if (bwapd_conf_check(&conf, err, sizeof(err))) {
+		fprintf(stderr, "bwapd: bad config: %s\n", err);
+		return 2;
+	}
+	if (check_only) {
+		bwapd_conf_print(&conf, stdout);
+		return 0;
+	}
+	/* An invalid pidfd tells the two cases apart: EBADF = there, ENOSYS = not. */
+	if (syscall(NR_PROCESS_MPOL_REWEIGHT, -1, NULL, 0UL, 0) < 0 && errno == ENOSYS) {
+		fprintf(stderr, "bwapd: this kernel has no process_mpol_reweight (syscall %d, ENOSYS); boot a "
+				"kernel with the BWAP series and CONFIG_NUMA_POLICY_WEIGHTS=y. Until then, "
+				"'bwapctl run --dwp X' sets fixed weights at start.\n", NR_PROCESS_MPOL_REWEIGHT);
+		return 1;
+	}
+	if (bwap_state_mkdir(conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
+	    open_socket(err, sizeof(err))) {
+		fprintf(stderr, "bwapd: %s\n", err);
+		return 1;
+	}
+	if (!machine && conf.signal == BWAP_SIGNAL_MODEL) {
+		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
+		rc = 1;
+		goto out;
+	}
+	/* a self-pipe, not signalfd: small kernels (the test guests) lack CONFIG_SIGNALFD */
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		fprintf(stderr, "bwapd: pipe: %s\n", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+	}
+	sfd = sig_pipe[0];
+	logmsg("pid %d listening on %s%s%s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
+	       getpid(), sock_path, sock_path[0] ? " and " : "", fifo_path, matrix->source, conf.tuner.step, conf.tuner.samples, conf.tuner.interval,
+	       conf.tuner.trim, conf.tuner.drift);
+	{
+		char perr[256];
+
+		if (bwap_perf_probe(getpid(), conf.perf_raw, perr, sizeof(perr)))
+			logmsg("no stall counters: %s; targets use the MODELLED signal (placement model fed with "
+			       "their real page counts) unless they report progress", perr);
+	}
+	/* the cgroup's processes are targets before anyone is told we are ready */
+	if (conf.cgroup[0]) {
+		scan_cgroup();
+		next_scan = now() + conf.cgroup_scan;
+	}
+	if (ready_fd >= 0) {
+		send_reply(ready_fd, "ready\n", 6);
+		close(ready_fd);
+	}
+	for (;;) {
+		struct pollfd pf[3 + MAX_TARGETS];
+		struct target *pft[3 + MAX_TARGETS];
+		double tnow = now(), due = tnow + 3600;
+		int nfds = 0, timeout;
+
+		if (conf.cgroup[0] && tnow >= next_scan) {
+			scan_cgroup();
+			next_scan = tnow + conf.cgroup_scan;
+		}
+		if (conf.cgroup[0])
+			due = fmin(due, next_scan);
+		pf[nfds].fd = sfd;
+		pf[nfds++].events = POLLIN;
+		pf[nfds].fd = listen_fd;	/* -1 without unix sockets: poll skips it */
+		pf[nfds++].events = POLLIN;
+		pf[nfds].fd = fifo_fd;
+		pf[nfds++].events = POLLIN;
+		for (int i = 0; i < MAX_TARGETS; i++) {
+			if (!targets[i].used)
+				continue;
+			due = fmin(due, targets[i].next);
+			pft[nfds] = &targets[i];
+			pf[nfds].fd = targets[i].pidfd;
+			pf[nfds++].events = POLLIN;
+		}
+		timeout = due <= tnow ? 0 : (int)ceil((due - tnow) * 1000);
+		if (poll(pf, nfds, timeout) < 0 && errno != EINTR) {
+			logmsg("poll: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (pf[0].revents) {
+			unsigned char sig = 0;
+
+			if (read(sfd, &sig, 1) == 1)
+				logmsg("signal %d: shutting down", sig);
+			break;
+		}
+		for (int i = 3; i < nfds; i++)
+			if (pf[i].revents && pft[i]->used)
+				drop_target(pft[i], "exited");
+		if (pf[1].revents & POLLIN) {
+			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (cfd >= 0)
+				handle_socket_client(cfd);
+		}
+		if (pf[2].revents & POLLIN)
+			read_fifo(fifo_fd);
+		tnow = now();
+		for (int i = 0; i < MAX_TARGETS; i++)
+			if (targets[i].used && targets[i].next <= tnow)
+				sample_target(&targets[i], tnow);
+	}
+	for (int i = 0; i < MAX_TARGETS; i++)
+		if (targets[i].used)
+			drop_target(&targets[i], "bwapd is stopping (weights stay as last pushed)");
+out:
+	if (sock_path[0])
+		unlink(sock_path);
+	if (fifo_path[0])
+		unlink(fifo_path);
+	unlink(pid_path);
+	close(listen_fd);
+	close(lock_fd);
+	logmsg("stopped, cpu %.3f s over %.1f s", cpu_seconds(), now() - t_start);
+	return rc;
+}
