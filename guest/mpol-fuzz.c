@@ -34,15 +34,6 @@
 #include "numa_util.h"
 #include "cpuset_util.h"
 
-#ifndef __NR_process_mpol_reweight
-#define __NR_process_mpol_reweight 1003
-#endif
-#ifndef MPOL_MF_REBALANCE
-#define MPOL_MF_REBALANCE (1 << 8)
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif

@@ -37,15 +37,6 @@
 
 #include "numa_util.h"
 
-#ifndef __NR_process_mpol_reweight
-#define __NR_process_mpol_reweight 1003
-#endif
-#ifndef MPOL_MF_REBALANCE
-#define MPOL_MF_REBALANCE (1 << 8)
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
 
 #define NN 4			/* nodes the scenarios use */
 #define PG 4096UL
@@ -160,42 +151,6 @@ static void where(char *p, int *status, long *count)
 			exit(2);
 		}
 		count[k]++;
-	}
-}
-
-/*
- * Largest-remainder share of @total pages: floor(total * w / W) each, one
- * more to the largest remainders; equal remainders first to the node that
- * holds more pages now, then to the lower node id (the kernel's rule).
- */
-static void lr_targets(long total, const long *cur, const unsigned char *w, long *target)
-{
-	long wsum = 0, given = 0;
-	int extra[NN] = { 0 }, i;
-
-	for (i = 0; i < NN; i++)
-		wsum += w[i];
-	for (i = 0; i < NN; i++) {
-		target[i] = total * w[i] / wsum;
-		given += target[i];
-	}
-	while (given < total) {
-		int best = -1;
-		long best_rem = 0;
-
-		for (i = 0; i < NN; i++) {
-			long rem = total * w[i] % wsum;
-
-			if (!w[i] || extra[i])
-				continue;
-			if (best < 0 || rem > best_rem || (rem == best_rem && cur[i] > cur[best])) {
-				best = i;
-				best_rem = rem;
-			}
-		}
-		extra[best] = 1;
-		target[best]++;
-		given++;
 	}
 }
 
@@ -412,7 +367,7 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	for (i = 0; i < npages; i++)
 		r->off_pattern += before_st[i] != nodes[wi_target((unsigned long)(p + i * PG),
 								   sc->old_w)];
-	lr_targets(npages, r->cur, sc->new_w, target);
+	bwap_lr_targets(npages, r->cur, sc->new_w, NN, target);
 	r->min = min_moves(r->cur, target);
 	mig0 = vmstat("pgmigrate_success");
 	rb0 = vmstat("numa_rebalance_moved");
@@ -665,7 +620,7 @@ int main(int argc, char **argv)
 
 		if (only && strcmp(only, sc->name))
 			continue;
-		lr_targets(npages, res[s][1].cur, sc->new_w, target);
+		bwap_lr_targets(npages, res[s][1].cur, sc->new_w, NN, target);
 		printf("# %-18s start %ld/%ld/%ld/%ld target %ld/%ld/%ld/%ld\n", sc->name,
 		       res[s][1].cur[0], res[s][1].cur[1], res[s][1].cur[2], res[s][1].cur[3],
 		       target[0], target[1], target[2], target[3]);

@@ -91,6 +91,46 @@ static inline int bwap_pidfd_open(int pid)
 	return syscall(__NR_pidfd_open, pid, 0);
 }
 
+/*
+ * Largest-remainder shares of @total pages over @n nodes, the kernel's
+ * rebalance rule: floor(total * w / W) each, then one more page to the
+ * nodes with the largest remainders; equal remainders go first to the node
+ * holding more pages now (@cur), then to the lower index.
+ */
+static inline void bwap_lr_targets(long total, const long *cur,
+				   const unsigned char *w, int n, long *target)
+{
+	long wsum = 0, given = 0;
+	int extra[BWAP_MAX_NODES] = { 0 };
+	int i;
+
+	for (i = 0; i < n; i++)
+		wsum += w[i];
+	for (i = 0; i < n; i++) {
+		target[i] = wsum ? total * w[i] / wsum : 0;
+		given += target[i];
+	}
+	while (wsum && given < total) {
+		int best = -1;
+		long best_rem = 0;
+
+		for (i = 0; i < n; i++) {
+			long rem = total * w[i] % wsum;
+
+			if (!w[i] || extra[i])
+				continue;
+			if (best < 0 || rem > best_rem ||
+			    (rem == best_rem && cur[i] > cur[best])) {
+				best = i;
+				best_rem = rem;
+			}
+		}
+		extra[best] = 1;
+		target[best]++;
+		given++;
+	}
+}
+
 /* A /proc/vmstat counter, or -1 if it is not there. */
 static inline long bwap_vmstat(const char *name)
 {

@@ -29,15 +29,6 @@
 #include "kselftest_harness.h"
 #include "numa_util.h"
 
-#ifndef __NR_process_mpol_reweight
-#define __NR_process_mpol_reweight 1003
-#endif
-#ifndef MPOL_MF_REBALANCE
-#define MPOL_MF_REBALANCE (1 << 8)
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
 
 #define NR_TEST_NODES 4
 /*
@@ -334,45 +325,6 @@ static int range_nodes(char *range, int *status)
 	return bwap_move_pages(0, RANGE_PAGES, pages, NULL, status, 0);
 }
 
-/*
- * Largest-remainder shares of @total pages over the test nodes, as the
- * kernel documents them: floor(total * w / W) each, then one more page to
- * the nodes with the largest remainders; equal remainders go first to the
- * node holding more pages now, then to the lower node id.
- */
-static void lr_targets(long total, const long *cur, const unsigned char *w, long *target)
-{
-	unsigned long wsum = 0, given = 0;
-	int extra[NR_TEST_NODES] = { 0 };
-	int i;
-
-	for (i = 0; i < NR_TEST_NODES; i++)
-		wsum += w[i];
-	for (i = 0; i < NR_TEST_NODES; i++) {
-		target[i] = total * w[i] / wsum;
-		given += target[i];
-	}
-	while (given < (unsigned long)total) {
-		int best = -1;
-		unsigned long best_rem = 0;
-
-		for (i = 0; i < NR_TEST_NODES; i++) {
-			unsigned long rem = total * w[i] % wsum;
-
-			if (!w[i] || extra[i])
-				continue;
-			if (best < 0 || rem > best_rem ||
-			    (rem == best_rem && cur[i] > cur[best])) {
-				best = i;
-				best_rem = rem;
-			}
-		}
-		extra[best] = 1;
-		target[best]++;
-		given++;
-	}
-}
-
 static long vmstat_value(const char *name)
 {
 	char line[256];
@@ -554,7 +506,7 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 
 		for (n = 0; n < NR_WORKERS; n++) {
 			ASSERT_EQ(0, range_nodes(st->worker[n].range, after[n]));
-			lr_targets(RANGE_PAGES, cur[n], wv, target);
+			bwap_lr_targets(RANGE_PAGES, cur[n], wv, NR_TEST_NODES, target);
 			memset(got, 0, sizeof(got));
 			for (p = 0; p < RANGE_PAGES; p++) {
 				int k;
