@@ -240,11 +240,6 @@ static int zombie_pidfd = -1;	/* pidfd of an exited child not yet reaped */
 static pid_t zombie_pid;
 static int devnull_fd = -1;
 
-static int pidfd_open(pid_t pid)
-{
-	return syscall(__NR_pidfd_open, pid, 0);
-}
-
 /* Fork a child that waits until *pipe_w is closed, then exits. */
 static pid_t fork_waiting_child(int *pidfd, int *pipe_w)
 {
@@ -268,7 +263,7 @@ static pid_t fork_waiting_child(int *pidfd, int *pipe_w)
 		_exit(0);
 	}
 	close(p[0]);
-	*pidfd = pidfd_open(pid);
+	*pidfd = bwap_pidfd_open(pid);
 	if (*pidfd < 0) {
 		perror("mpol-fuzz: pidfd_open of a child");
 		exit(2);
@@ -858,25 +853,6 @@ static unsigned long parse_count(const char *opt, const char *s, unsigned long m
 	return v;
 }
 
-/* A /proc/vmstat counter, or -1 if this kernel has none by that name. */
-static long vmstat(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ' ') {
-			v = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 static const char *const rebalance_counters[] = {
 	"numa_rebalance_scanned", "numa_rebalance_moved", "numa_rebalance_failed",
 };
@@ -966,7 +942,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	setup_arena();
-	self_pidfd = pidfd_open(getpid());
+	self_pidfd = bwap_pidfd_open(getpid());
 	if (self_pidfd < 0) {
 		perror("mpol-fuzz: pidfd_open(getpid())");
 		return 2;
@@ -987,7 +963,7 @@ int main(int argc, char **argv)
 		printf("# process_mpol_reweight (1003) is not in this kernel: ENOSYS; its calls still run and count as ENOSYS\n");
 	read_state(&shadow);
 	for (i = 0; i < 3; i++)
-		vm_start[i] = vmstat(rebalance_counters[i]);
+		vm_start[i] = bwap_vmstat(rebalance_counters[i]);
 	t0 = now_s();
 
 	for (n = 1; n <= calls; n++) {
@@ -1136,9 +1112,9 @@ next:
 	       strict_eio);
 	if (vm_start[0] >= 0)
 		printf("# pages rebalanced during the run (/proc/vmstat): scanned %ld, moved %ld, failed %ld\n",
-		       vmstat(rebalance_counters[0]) - vm_start[0],
-		       vmstat(rebalance_counters[1]) - vm_start[1],
-		       vmstat(rebalance_counters[2]) - vm_start[2]);
+		       bwap_vmstat(rebalance_counters[0]) - vm_start[0],
+		       bwap_vmstat(rebalance_counters[1]) - vm_start[1],
+		       bwap_vmstat(rebalance_counters[2]) - vm_start[2]);
 	printf("# %lu calls in %.1f s (%.0f calls/s)\n", calls, now_s() - t0,
 	       calls / (now_s() - t0));
 	printf("1..4\n");

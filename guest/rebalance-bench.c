@@ -84,24 +84,6 @@ static void die(const char *fmt, const char *arg)
 	exit(2);
 }
 
-static long vmstat(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ' ') {
-			v = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 static void weights_table(const unsigned char *w, unsigned char *table)
 {
 	int i;
@@ -246,8 +228,7 @@ static long method_bwap(char *p, const unsigned char *new_w, long long *ns)
 	(void)p;
 	weights_table(new_w, table);
 	t0 = now_ns();
-	ret = syscall(__NR_process_mpol_reweight, self_pidfd, table, BWAP_MAXNODE,
-		      MPOL_MF_REBALANCE);
+	ret = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 	*ns = now_ns() - t0;
 	return ret;
 }
@@ -369,8 +350,8 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 								   sc->old_w)];
 	bwap_lr_targets(npages, r->cur, sc->new_w, NN, target);
 	r->min = min_moves(r->cur, target);
-	mig0 = vmstat("pgmigrate_success");
-	rb0 = vmstat("numa_rebalance_moved");
+	mig0 = bwap_vmstat("pgmigrate_success");
+	rb0 = bwap_vmstat("numa_rebalance_moved");
 	errno = 0;
 	r->failed = fn(p, sc->new_w, &ns);
 	r->ok = !(r->failed == -1 && errno == ENOSYS);
@@ -384,8 +365,8 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	for (i = 0; i < NN; i++)
 		r->off += labs(r->final[i] - target[i]);
 	r->off /= 2;
-	r->vm_moved = fn == method_bwap ? vmstat("numa_rebalance_moved") - rb0
-					: vmstat("pgmigrate_success") - mig0;
+	r->vm_moved = fn == method_bwap ? bwap_vmstat("numa_rebalance_moved") - rb0
+					: bwap_vmstat("pgmigrate_success") - mig0;
 	end_state(p);
 }
 
@@ -565,11 +546,11 @@ int main(int argc, char **argv)
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
-	self_pidfd = syscall(__NR_pidfd_open, getpid(), 0);
+	self_pidfd = bwap_pidfd_open(getpid());
 	if (self_pidfd < 0)
 		die("pidfd_open(getpid()): %s", strerror(errno));
 	errno = 0;
-	have_kernel = !(syscall(__NR_process_mpol_reweight, -1, NULL, 0, 0) == -1 &&
+	have_kernel = !(bwap_reweight(-1, NULL, 0, 0) == -1 &&
 			errno == ENOSYS);
 	before_st = malloc(npages * sizeof(int));
 	after_st = malloc(npages * sizeof(int));

@@ -48,12 +48,6 @@
 #define WORDS (PG / sizeof(uint64_t))
 #define PAGE_MAGIC 0xb3a9c0de5eed0000ULL
 
-static long process_mpol_reweight(int pidfd, const unsigned char *w,
-				  unsigned long maxnode, unsigned int flags)
-{
-	return syscall(__NR_process_mpol_reweight, pidfd, w, maxnode, flags);
-}
-
 /* ---- page contents ---------------------------------------------------------- */
 static uint64_t mix(uint64_t x)
 {
@@ -290,10 +284,10 @@ static void *racer_fn(void *arg)
 				st->worker[round % NR_WORKERS].range[i * PG + 100] ^= 1;
 			_exit(0);
 		}
-		pidfd = syscall(__NR_pidfd_open, pid, 0);
+		pidfd = bwap_pidfd_open(pid);
 		if (pidfd >= 0) {
 			unpack_weights(st, random_weights(&rng), w);
-			ret = process_mpol_reweight(pidfd, w, BWAP_MAXNODE,
+			ret = bwap_reweight(pidfd, w, BWAP_MAXNODE,
 						    MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL);
 			if (ret >= 0)
 				st->racer_child_reweights++;
@@ -325,24 +319,6 @@ static int range_nodes(char *range, int *status)
 	return bwap_move_pages(0, RANGE_PAGES, pages, NULL, status, 0);
 }
 
-static long vmstat_value(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ' ') {
-			v = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 /* ---- the test ------------------------------------------------------------------------ */
 FIXTURE(stress) {
 	struct stress st;
@@ -361,7 +337,7 @@ FIXTURE_SETUP(stress)
 		SKIP(return, "Not enough NUMA nodes available (need %d, have %d)",
 		     NR_TEST_NODES, n);
 	errno = 0;
-	if (process_mpol_reweight(-1, NULL, 0, 0) == -1 && errno == ENOSYS)
+	if (bwap_reweight(-1, NULL, 0, 0) == -1 && errno == ENOSYS)
 		SKIP(return, "process_mpol_reweight() is not in this kernel (ENOSYS)");
 
 	memset(&self->st, 0, sizeof(self->st));
@@ -369,7 +345,7 @@ FIXTURE_SETUP(stress)
 		self->st.nodes[i] = ids[i];
 		bwap_nodemask_set(self->st.mask, ids[i]);
 	}
-	self->pidfd = syscall(__NR_pidfd_open, getpid(), 0);
+	self->pidfd = bwap_pidfd_open(getpid());
 	ASSERT_LE(0, self->pidfd);
 
 	/*
@@ -427,7 +403,7 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 		atomic_store(&st->weights, packed);
 		unpack_weights(st, packed, w);
 		if (i % 3 != 2) {
-			ret = process_mpol_reweight(self->pidfd, w, BWAP_MAXNODE,
+			ret = bwap_reweight(self->pidfd, w, BWAP_MAXNODE,
 						    MPOL_MF_REBALANCE);
 			/* check after joining: threads must not be left running */
 			if (ret < 0)
@@ -497,12 +473,12 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 			wv[i] = w[st->nodes[i]];
 		TH_LOG("final weights %u,%u,%u,%u", wv[0], wv[1], wv[2], wv[3]);
 
-		moved_before = vmstat_value("numa_rebalance_moved");
+		moved_before = bwap_vmstat("numa_rebalance_moved");
 		ASSERT_LE(0, moved_before) TH_LOG("/proc/vmstat has no numa_rebalance_moved");
-		ret = process_mpol_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		ret = bwap_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 		ASSERT_EQ(0, ret) TH_LOG("final rebalance: ret %ld (%s)", ret,
 					 ret < 0 ? strerror(errno) : "pages not moved");
-		moved_after = vmstat_value("numa_rebalance_moved");
+		moved_after = bwap_vmstat("numa_rebalance_moved");
 
 		for (n = 0; n < NR_WORKERS; n++) {
 			ASSERT_EQ(0, range_nodes(st->worker[n].range, after[n]));
