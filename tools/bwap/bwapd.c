@@ -72,8 +72,8 @@ static struct bwap_matrix *matrix;
 static struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
 static struct target targets[MAX_TARGETS];
 static double t_start;
-static int listen_fd = -1, lock_fd = -1, fifo_fd = -1;
-static char sock_path[300], pid_path[300], fifo_path[300];
+static int listen_fd = -1, lock_fd = -1;
+static char sock_path[300], pid_path[300];
 static int sig_pipe[2] = { -1, -1 };	/* the signal handler's self-pipe */
 
 static void on_signal(int sig)
@@ -711,56 +711,6 @@ static void handle_socket_client(int fd)
 	handle_request(fd, req);
 }
 
-/*
- * The FIFO channel, for kernels without AF_UNIX (the test guests): each
- * line on STATE_DIR/bwapd.ctl is "@REPLY_FIFO REQUEST"; the reply goes to
- * REPLY_FIFO, which the client made as STATE_DIR/reply.PID and holds open
- * for reading.  Only FIFOs of that name in the state dir are written to.
- */
-static char fifo_buf[8192];
-static size_t fifo_len;
-
-static void handle_fifo_line(char *line)
-{
-	char *sp = strchr(line, ' '), prefix[320];
-	struct stat st;
-	int fd;
-
-	snprintf(prefix, sizeof(prefix), "%s/reply.", conf.state_dir);
-	if (line[0] != '@' || !sp)
-		return;
-	*sp = '\0';
-	if (strncmp(line + 1, prefix, strlen(prefix)) || strchr(line + 1 + strlen(prefix), '/') ||
-	    lstat(line + 1, &st) || !S_ISFIFO(st.st_mode)) {
-		logmsg("control fifo: ignored a request with reply path '%s'", line + 1);
-		return;
-	}
-	fd = open(line + 1, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return;		/* the client gave up */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	handle_request(fd, sp + 1);
-}
-
-static void read_fifo(int fd)
-{
-	ssize_t n;
-	char *nl;
-
-	while ((n = read(fd, fifo_buf + fifo_len, sizeof(fifo_buf) - 1 - fifo_len)) > 0) {
-		fifo_len += n;
-		fifo_buf[fifo_len] = '\0';
-		while ((nl = strchr(fifo_buf, '\n'))) {
-			*nl = '\0';
-			handle_fifo_line(fifo_buf);
-			fifo_len -= nl + 1 - fifo_buf;
-			memmove(fifo_buf, nl + 1, fifo_len + 1);
-		}
-		if (fifo_len == sizeof(fifo_buf) - 1)
-			fifo_len = 0;	/* a line this long is garbage */
-	}
-}
-
 static int open_socket(char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
@@ -797,21 +747,7 @@ static int open_socket(char *err, size_t errlen)
 		return -1;
 	}
 	strcpy(sa.sun_path, sock_path);
-	snprintf(fifo_path, sizeof(fifo_path), "%s/bwapd.ctl", conf.state_dir);
-	if (unlink(fifo_path) == 0)
-		logmsg("removed a stale %s left by an earlier bwapd", fifo_path);
-	if (mkfifo(fifo_path, 0600) ||
-	    (fifo_fd = open(fifo_path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "cannot make the control fifo %s: %s", fifo_path, strerror(errno));
-		return -1;
-	}
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 && (errno == EAFNOSUPPORT || errno == ENOSYS)) {
-		logmsg("this kernel has no unix sockets (CONFIG_UNIX); control is through the fifo %s only",
-		       fifo_path);
-		sock_path[0] = '\0';
-		return 0;
-	}
 	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 16)) {
 		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(errno));
 		return -1;
@@ -1023,8 +959,8 @@ int main(int argc, char **argv)
 		signal(SIGPIPE, SIG_IGN);
 	}
 	sfd = sig_pipe[0];
-	logmsg("pid %d listening on %s%s%s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
-	       getpid(), sock_path, sock_path[0] ? " and " : "", fifo_path, matrix->source, conf.tuner.step, conf.tuner.samples, conf.tuner.interval,
+	logmsg("pid %d listening on %s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
+	       getpid(), sock_path, matrix->source, conf.tuner.step, conf.tuner.samples, conf.tuner.interval,
 	       conf.tuner.trim, conf.tuner.drift);
 	{
 		char perr[256];
@@ -1043,8 +979,8 @@ int main(int argc, char **argv)
 		close(ready_fd);
 	}
 	for (;;) {
-		struct pollfd pf[3 + MAX_TARGETS];
-		struct target *pft[3 + MAX_TARGETS];
+		struct pollfd pf[2 + MAX_TARGETS];
+		struct target *pft[2 + MAX_TARGETS];
 		double tnow = now(), due = tnow + 3600;
 		int nfds = 0, timeout;
 
@@ -1056,9 +992,7 @@ int main(int argc, char **argv)
 			due = fmin(due, next_scan);
 		pf[nfds].fd = sfd;
 		pf[nfds++].events = POLLIN;
-		pf[nfds].fd = listen_fd;	/* -1 without unix sockets: poll skips it */
-		pf[nfds++].events = POLLIN;
-		pf[nfds].fd = fifo_fd;
+		pf[nfds].fd = listen_fd;
 		pf[nfds++].events = POLLIN;
 		for (int i = 0; i < MAX_TARGETS; i++) {
 			if (!targets[i].used)
@@ -1081,7 +1015,7 @@ int main(int argc, char **argv)
 				logmsg("signal %d: shutting down", sig);
 			break;
 		}
-		for (int i = 3; i < nfds; i++)
+		for (int i = 2; i < nfds; i++)
 			if (pf[i].revents && pft[i]->used)
 				drop_target(pft[i], "exited");
 		if (pf[1].revents & POLLIN) {
@@ -1090,8 +1024,6 @@ int main(int argc, char **argv)
 			if (cfd >= 0)
 				handle_socket_client(cfd);
 		}
-		if (pf[2].revents & POLLIN)
-			read_fifo(fifo_fd);
 		tnow = now();
 		for (int i = 0; i < MAX_TARGETS; i++)
 			if (targets[i].used && targets[i].next <= tnow)
@@ -1103,8 +1035,6 @@ int main(int argc, char **argv)
 out:
 	if (sock_path[0])
 		unlink(sock_path);
-	if (fifo_path[0])
-		unlink(fifo_path);
 	unlink(pid_path);
 	close(listen_fd);
 	close(lock_fd);

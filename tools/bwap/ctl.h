@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 char *bwap_ctl_socket_path(const char *state_dir, char *buf, size_t len);
-/* Connected fd; -1 with a message saying how to start bwapd; -2: no AF_UNIX here (use the FIFO). */
+/* Connected fd, or -1 with a message saying what failed and how to start bwapd. */
 int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen);
 /*
  * Send one request line, return the whole reply (malloc()ed; first line
