@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bwap.h"
+#include "render.h"
 #include "tap.h"
 
 static uint32_t get32(const unsigned char *p)
@@ -82,7 +82,7 @@ static void test_report(void)
 	unsigned char sig[8];
 	FILE *f;
 
-	bwap_matrix_load(&m, "data/matrix-4node.txt", err, sizeof(err));
+	bwap_matrix_load(&m, test_data("matrix-4node.txt"), err, sizeof(err));
 	bwap_weights_from_capacity(&w, cap, 4, 0xf, err, sizeof(err));
 	bwap_weights_quantise(&w, 255, 0.005);
 	CHECK(!bwap_report_png("/tmp/bwap-test-report.png", &m, &w, 0x3, err, sizeof(err)),

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "bwapctl.h"
 
 static const struct {
 	const char *name;
@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		   "for the nodes an application runs on, and applying them.\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
-	fprintf(f, "\n'bwapctl COMMAND --help' explains a command; man bwapctl has the rest.\n");
+	fprintf(f, "\n'bwapctl COMMAND --help' explains a command; man bwapctl has the rest.\n"
+		   "'bwapctl --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -40,6 +41,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("bwapctl %s\n", BWAP_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

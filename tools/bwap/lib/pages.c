@@ -18,7 +18,7 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
-#include "tuner.h"
+#include "bwap.h"
 
 void bwap_pagedist_free(struct bwap_pagedist *d)
 {

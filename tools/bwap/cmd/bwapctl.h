@@ -3,7 +3,8 @@
 #ifndef BWAP_CLI_H
 #define BWAP_CLI_H
 
-#include "bwap.h"
+#include "../lib/bwap.h"
+#include "../render/render.h"
 
 /* Options every matrix-using subcommand takes. */
 struct matrix_opts {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "bwapctl.h"
 
 static void help(FILE *f)
 {

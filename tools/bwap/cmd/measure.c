@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "bwapctl.h"
 
 static void help(FILE *f)
 {

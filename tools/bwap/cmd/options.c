@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "bwapctl.h"
 
 const char matrix_opts_help[] =
 	"Matrix source (first that applies):\n"

@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl.h"
+#include "bwap.h"
 
 char *bwap_ctl_socket_path(const char *state_dir, char *buf, size_t len)
 {

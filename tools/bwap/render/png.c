@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwap.h"
+#include "render.h"
 
 uint32_t bwap_crc32(const unsigned char *buf, size_t len, uint32_t crc)
 {

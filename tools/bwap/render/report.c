@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwap.h"
+#include "render.h"
 
 #define CELL 44
 #define MARGIN 28

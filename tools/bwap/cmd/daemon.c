@@ -11,8 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "ctl.h"
+#include "bwapctl.h"
 
 /* Print a reply's body; 0 if it said ok. */
 static int show_reply(const char *subcmd, char *reply)

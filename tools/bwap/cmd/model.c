@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "bwapctl.h"
 
 #define MAX_BENCH 8
 #define DWP_STEP 0.05

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner.h"
+#include "bwap.h"
 
 void bwap_tuner_defaults(struct bwap_tuner_params *p)
 {

@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bwapd: BWAP's online DWP tuner.  For every target process it searches
- * the data-to-worker proximity that minimises the target's stall signal
- * (tuner.c), and at each step pushes the weights for that DWP into the
- * kernel with process_mpol_reweight(pidfd, w, maxnode, MPOL_MF_REBALANCE),
- * which migrates the pages to match.
- *
- * One thread, one poll() loop: the control socket, its clients, a pidfd per
- * target (readable when the target exits), a self-pipe for SIGTERM/SIGINT,
- * and a timeout to the earliest sample due.  Every decision is logged on
- * stderr (the journal under systemd); each target's measurements also go
- * to STATE_DIR/search-PID.log for 'bwapctl report --search'.
+ * bwapd's targets: registration (run, attach, cgroup), one sample at a
+ * time into the tuner, the pushes with process_mpol_reweight, the waiters
+ * on a search, and the status report.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,78 +25,9 @@
 #include <unistd.h>
 
 #include "bwapd.h"
-#include "ctl.h"
+#include "../lib/mempolicy2.h"
 
-#define MAX_TARGETS 64
-#define MAX_WAITERS 16
-#define NR_PROCESS_MPOL_REWEIGHT 1003
-
-
-struct target {
-	int used;
-	pid_t pid;
-	int pidfd;
-	char comm[32];
-	char how[16];			/* run, attach, cgroup */
-	bwap_nodeset workers, nodes;
-	struct bwap_weights canon;	/* DWP 0, before quantisation */
-	struct bwap_weights pushed;
-	double pushed_dwp;
-	int have_pushed;
-	struct bwap_cosched cs;		/* the search (tuner.c); cs.stage 1 = --protect's first stage */
-	struct bwap_signal sig;
-	pid_t protect_pid;		/* --protect: stage 1 tunes on this process's signal */
-	struct bwap_signal psig;
-	char note[256];			/* why the signal is what it is */
-	double next;			/* monotonic time of the next sample */
-	long pushes, moved, not_moved, samples, skipped;
-	int settled_once;
-	int placed;			/* pushed again once the target was steady */
-	FILE *log;			/* search log */
-	int waiters[MAX_WAITERS];	/* client fds waiting for convergence ... */
-	long waiter_pushes[MAX_WAITERS];	/* ... or, if > 0, for this many pushes */
-	int nr_waiters;
-};
-
-static struct bwapd_conf conf;
-static struct bwap_topology *topo;
-static struct bwap_matrix *matrix;
-static struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
-static struct target targets[MAX_TARGETS];
-static double t_start;
-static int listen_fd = -1, lock_fd = -1;
-static char sock_path[300], pid_path[300];
-static int sig_pipe[2] = { -1, -1 };	/* the signal handler's self-pipe */
-
-static void on_signal(int sig)
-{
-	unsigned char c = sig;
-
-	if (write(sig_pipe[1], &c, 1) < 0)
-		return;	/* the pipe is full: a stop is already pending */
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bwapd: [%9.3f] ", now() - t_start);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
+char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -129,7 +52,7 @@ static long vmstat_moved(void)
 /* ---- targets ---------------------------------------------------------- */
 
 /* A reply to a client; one that went away is no error (SIGPIPE is ignored). */
-static void send_reply(int fd, const char *buf, size_t len)
+void send_reply(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
@@ -173,7 +96,7 @@ static void reply_waiters_if(struct target *t, int all, long pushes, const char 
 
 static void refresh_comm(struct target *t);
 
-static void drop_target(struct target *t, const char *why)
+void drop_target(struct target *t, const char *why)
 {
 	if (strcmp(why, "exited"))
 		refresh_comm(t);
@@ -189,7 +112,7 @@ static void drop_target(struct target *t, const char *why)
 	memset(t, 0, sizeof(*t));
 }
 
-static struct target *find_target(pid_t pid)
+struct target *find_target(pid_t pid)
 {
 	for (int i = 0; i < MAX_TARGETS; i++)
 		if (targets[i].used && targets[i].pid == pid)
@@ -317,7 +240,7 @@ static void log_point(struct target *t)
 }
 
 /* attach PID [workers SET] [signal KIND] [progress FILE] [protect PID] [how WORD] */
-static int attach(pid_t pid, const char *args, char *err, size_t errlen)
+int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 {
 	struct target *t = NULL;
 	enum bwap_signal_kind kind = conf.signal;
@@ -453,7 +376,7 @@ static void refresh_comm(struct target *t)
 	}
 }
 
-static void sample_target(struct target *t, double tnow)
+void sample_target(struct target *t, double tnow)
 {
 	struct bwap_signal *s = t->cs.stage == 1 ? &t->psig : &t->sig;
 	enum bwap_tuner_action a;
@@ -530,7 +453,7 @@ static void sample_target(struct target *t, double tnow)
 
 /* ---- status ----------------------------------------------------------- */
 
-static double cpu_seconds(void)
+double cpu_seconds(void)
 {
 	struct rusage ru;
 
@@ -545,7 +468,7 @@ static const char *state_name(const struct target *t)
 	return t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching";
 }
 
-static void status(FILE *f, int json)
+void status_print(FILE *f, int json)
 {
 	double up = now() - t_start, cpu = cpu_seconds();
 	int first = 1, nr = 0;
@@ -617,148 +540,9 @@ static void status(FILE *f, int json)
 		fprintf(f, "%s]}\n", first ? "" : "\n");
 }
 
-/* ---- control socket --------------------------------------------------- */
-
-static void handle_request(int fd, const char *req)
-{
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f;
-	int pid, keep = 0;
-
-	f = open_memstream(&body, &len);
-	if (!f) {
-		close(fd);
-		return;
-	}
-	if (!strcmp(req, "status") || !strcmp(req, "status json")) {
-		fprintf(f, "ok\n");
-		status(f, !strcmp(req, "status json"));
-	} else if (sscanf(req, "attach %d", &pid) == 1) {
-		char err[512];
-		const char *args = strchr(req + 7, ' ');
-
-		if (attach(pid, args, err, sizeof(err))) {
-			logmsg("attach %d refused: %s", pid, err);
-			fprintf(f, "error: %s\n", err);
-		} else {
-			struct target *t = find_target(pid);
-			char ws[256];
-
-			fprintf(f, "ok\nbwapd tunes pid %d: workers %s, start DWP %.3f, weights %s, signal: %s\n",
-				pid, bwap_nodeset_format(t->workers, err, sizeof(err)), t->pushed_dwp,
-				weights_str(&t->pushed, ws, sizeof(ws)), t->sig.label);
-			if (t->note[0])
-				fprintf(f, "note: %s\n", t->note);
-		}
-	} else if (sscanf(req, "detach %d", &pid) == 1) {
-		struct target *t = find_target(pid);
-
-		if (!t) {
-			fprintf(f, "error: pid %d is not a target\n", pid);
-		} else {
-			drop_target(t, "detached on request (its weights stay as last pushed)");
-			fprintf(f, "ok\ndetached pid %d\n", pid);
-		}
-	} else if (sscanf(req, "wait %d", &pid) == 1) {
-		struct target *t = find_target(pid);
-		long want = 0;
-
-		sscanf(req, "wait %*d pushes %ld", &want);
-		if (!t)
-			fprintf(f, "error: pid %d is not a target\n", pid);
-		else if (want > 0 && t->pushes >= want)
-			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", pid, t->pushed_dwp,
-				t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
-		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
-			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
-				t->pushes, t->moved);
-		else if (t->nr_waiters >= MAX_WAITERS)
-			fprintf(f, "error: too many clients wait for pid %d\n", pid);
-		else {
-			t->waiter_pushes[t->nr_waiters] = want;
-			t->waiters[t->nr_waiters++] = fd;
-			keep = 1;
-		}
-	} else if (!strcmp(req, "ping")) {
-		fprintf(f, "ok\npong\n");
-	} else {
-		fprintf(f, "error: unknown request '%s' (requests: status, status json, attach PID [workers SET] "
-			   "[signal KIND] [progress FILE] [protect PID], detach PID, wait PID [pushes N], ping)\n", req);
-	}
-	fclose(f);
-	send_reply(fd, body, len);
-	free(body);
-	if (!keep)
-		close(fd);
-}
-
-/* One request per socket connection. */
-static void handle_socket_client(int fd)
-{
-	char req[1024];
-	ssize_t n = 0, got;
-	struct timeval tv = { .tv_sec = 2 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (n < (ssize_t)sizeof(req) - 1 && (got = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
-		n += got;
-		if (memchr(req, '\n', n))
-			break;
-	}
-	req[n > 0 ? n : 0] = '\0';
-	req[strcspn(req, "\n")] = '\0';
-	handle_request(fd, req);
-}
-
-static int open_socket(char *err, size_t errlen)
-{
-	struct sockaddr_un sa;
-	char buf[64];
-	int n;
-
-	/* The pid file's lock says whether another bwapd owns this state dir. */
-	snprintf(pid_path, sizeof(pid_path), "%s/bwapd.pid", conf.state_dir);
-	lock_fd = open(pid_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lock_fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", pid_path, strerror(errno));
-		return -1;
-	}
-	if (flock(lock_fd, LOCK_EX | LOCK_NB)) {
-		n = read(lock_fd, buf, sizeof(buf) - 1);
-		buf[n > 0 ? n : 0] = '\0';
-		snprintf(err, errlen, "another bwapd (pid %d) already runs on %s; stop it first or use "
-			 "another state_dir", atoi(buf), conf.state_dir);
-		return -1;
-	}
-	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
-	if (ftruncate(lock_fd, 0) || pwrite(lock_fd, buf, n, 0) != n) {
-		snprintf(err, errlen, "cannot write %s: %s", pid_path, strerror(errno));
-		return -1;
-	}
-	/* We hold the lock, so a socket left here is from a bwapd that died. */
-	bwap_ctl_socket_path(conf.state_dir, sock_path, sizeof(sock_path));
-	if (unlink(sock_path) == 0)
-		logmsg("removed a stale %s left by an earlier bwapd", sock_path);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "socket path %s is too long; use a shorter state_dir", sock_path);
-		return -1;
-	}
-	strcpy(sa.sun_path, sock_path);
-	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 16)) {
-		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(errno));
-		return -1;
-	}
-	chmod(sock_path, 0660);
-	return 0;
-}
-
 /* ---- cgroup ----------------------------------------------------------- */
 
-static void scan_cgroup(void)
+void scan_cgroup(void)
 {
 	char path[512], *text, *p, err[512];
 
@@ -779,265 +563,9 @@ static void scan_cgroup(void)
 			p++;
 		if (pid <= 0 || pid == getpid() || find_target(pid))
 			continue;
-		if (attach(pid, "how cgroup", err, sizeof(err)))
+		if (target_attach(pid, "how cgroup", err, sizeof(err)))
 			logmsg("cgroup %s: pid %d not attached: %s", conf.cgroup, pid, err);
 	}
 	free(text);
 }
 
-/* ---- main ------------------------------------------------------------- */
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: bwapd [OPTIONS]\n\n"
-		   "BWAP's online tuner: for each target process, searches the data-to-worker\n"
-		   "proximity (DWP) with the lowest stall rate and pushes the weights for each\n"
-		   "step into the kernel (process_mpol_reweight with MPOL_MF_REBALANCE), which\n"
-		   "moves the pages.  Targets come from 'bwapctl run', 'bwapctl attach PID' and\n"
-		   "the optional cgroup; 'bwapctl status' shows them.  Runs in the foreground;\n"
-		   "logs every decision on stderr.\n\n"
-		   "  -c, --config FILE     config file (default %s; missing is fine\n"
-		   "                        unless given here)\n"
-		   "  --state-dir DIR       socket, pid file, search logs (default %s)\n"
-		   "  --matrix FILE         bandwidth matrix (default: STATE_DIR/matrix, else HMAT)\n"
-		   "  --signal KIND         auto (perf, else model), perf, model, progress\n"
-		   "  --set KEY=VALUE       any config key, after the file (repeatable)\n"
-		   "  --check-config        check the config, print it, exit\n"
-		   "  --ready-fd N          write \"ready\" to fd N and close it once the socket\n"
-		   "                        listens (for scripts; no polling needed)\n"
-		   "  -h, --help            this text\n\n"
-		   "Config keys and the tuner's knobs are in bwapd(8) and bwapd.conf.\n",
-		BWAPD_CONF, BWAP_STATE_DIR);
-}
-
-static int load_matrix(char *err, size_t errlen)
-{
-	char path[512];
-
-	topo = calloc(1, sizeof(*topo));
-	matrix = calloc(1, sizeof(*matrix));
-	machine = calloc(1, sizeof(*machine));
-	if (!topo || !matrix || !machine) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (bwap_topology_read(topo, getenv("BWAP_SYSFS_ROOT"), err, errlen))
-		return -1;
-	snprintf(path, sizeof(path), "%s/matrix", conf.state_dir);
-	if (conf.matrix[0]) {
-		if (bwap_matrix_load(matrix, conf.matrix, err, errlen))
-			return -1;
-	} else if (!access(path, R_OK)) {
-		if (bwap_matrix_load(matrix, path, err, errlen))
-			return -1;
-	} else if (bwap_matrix_from_hmat(matrix, topo, 1, err, errlen)) {
-		return -1;
-	}
-	if (bwap_machine_from_matrix(machine, matrix, err, errlen)) {
-		logmsg("the model cannot use this matrix (%s); only the perf and progress signals work", err);
-		free(machine);
-		machine = NULL;
-	}
-	return 0;
-}
-
-int main(int argc, char **argv)
-{
-	const char *conf_path = BWAPD_CONF;
-	int conf_given = 0, check_only = 0, sfd, rc = 0, ready_fd = -1;
-	char err[1024];
-	double next_scan = 0;
-
-	t_start = now();
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	bwapd_conf_defaults(&conf);
-	/* the config file first, then options over it */
-	for (int i = 1; i < argc; i++)
-		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
-			conf_path = argv[++i];
-			conf_given = 1;
-		}
-	if (bwapd_conf_load(&conf, conf_path, !conf_given, err, sizeof(err))) {
-		fprintf(stderr, "bwapd: %s\n", err);
-		return 2;
-	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		const char *key = NULL;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "-c") || !strcmp(a, "--config")) {
-			i++;
-			continue;
-		} else if (!strcmp(a, "--check-config")) {
-			check_only = 1;
-			continue;
-		} else if (!strcmp(a, "--ready-fd")) {
-			if (!v || (ready_fd = atoi(v)) < 0 || fcntl(ready_fd, F_GETFD) < 0) {
-				fprintf(stderr, "bwapd: --ready-fd needs an open file descriptor number\n");
-				return 2;
-			}
-			i++;
-			continue;
-		} else if (!strcmp(a, "--state-dir")) {
-			key = "state_dir";
-		} else if (!strcmp(a, "--matrix")) {
-			key = "matrix";
-		} else if (!strcmp(a, "--signal")) {
-			key = "signal";
-		} else if (!strcmp(a, "--set")) {
-			char kv[512], *eq;
-
-			if (!v || !(eq = strchr(v, '='))) {
-				fprintf(stderr, "bwapd: --set needs KEY=VALUE, e.g. --set samples=10\n");
-				return 2;
-			}
-			snprintf(kv, sizeof(kv), "%s", v);
-			kv[eq - v] = '\0';
-			if (bwapd_conf_set(&conf, kv, kv + (eq - v) + 1, err, sizeof(err))) {
-				fprintf(stderr, "bwapd: --set %s: %s\n", v, err);
-				return 2;
-			}
-			i++;
-			continue;
-		} else {
-			fprintf(stderr, "bwapd: unknown option '%s'; see 'bwapd --help'\n", a);
-			return 2;
-		}
-		if (!v) {
-			fprintf(stderr, "bwapd: %s needs a value\n", a);
-			return 2;
-		}
-		if (bwapd_conf_set(&conf, key, v, err, sizeof(err))) {
-			fprintf(stderr, "bwapd: %s: %s\n", a, err);
-			return 2;
-		}
-		i++;
-	}
-	if (bwapd_conf_check(&conf, err, sizeof(err))) {
-		fprintf(stderr, "bwapd: bad config: %s\n", err);
-		return 2;
-	}
-	if (check_only) {
-		bwapd_conf_print(&conf, stdout);
-		return 0;
-	}
-	/* An invalid pidfd tells the two cases apart: EBADF = there, ENOSYS = not. */
-	if (syscall(NR_PROCESS_MPOL_REWEIGHT, -1, NULL, 0UL, 0) < 0 && errno == ENOSYS) {
-		fprintf(stderr, "bwapd: this kernel has no process_mpol_reweight (syscall %d, ENOSYS); boot a "
-				"kernel with the BWAP series and CONFIG_NUMA_POLICY_WEIGHTS=y. Until then, "
-				"'bwapctl run --dwp X' sets fixed weights at start.\n", NR_PROCESS_MPOL_REWEIGHT);
-		return 1;
-	}
-	if (bwap_state_mkdir(conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
-	    open_socket(err, sizeof(err))) {
-		fprintf(stderr, "bwapd: %s\n", err);
-		return 1;
-	}
-	if (!machine && conf.signal == BWAP_SIGNAL_MODEL) {
-		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
-		rc = 1;
-		goto out;
-	}
-	/* a self-pipe, not signalfd: small kernels (the test guests) lack CONFIG_SIGNALFD */
-	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
-		fprintf(stderr, "bwapd: pipe: %s\n", strerror(errno));
-		rc = 1;
-		goto out;
-	}
-	{
-		struct sigaction sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN);
-	}
-	sfd = sig_pipe[0];
-	logmsg("pid %d listening on %s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
-	       getpid(), sock_path, matrix->source, conf.tuner.step, conf.tuner.samples, conf.tuner.interval,
-	       conf.tuner.trim, conf.tuner.drift);
-	{
-		char perr[256];
-
-		if (bwap_perf_probe(getpid(), conf.perf_raw, perr, sizeof(perr)))
-			logmsg("no stall counters: %s; targets use the MODELLED signal (placement model fed with "
-			       "their real page counts) unless they report progress", perr);
-	}
-	/* the cgroup's processes are targets before anyone is told we are ready */
-	if (conf.cgroup[0]) {
-		scan_cgroup();
-		next_scan = now() + conf.cgroup_scan;
-	}
-	if (ready_fd >= 0) {
-		send_reply(ready_fd, "ready\n", 6);
-		close(ready_fd);
-	}
-	for (;;) {
-		struct pollfd pf[2 + MAX_TARGETS];
-		struct target *pft[2 + MAX_TARGETS];
-		double tnow = now(), due = tnow + 3600;
-		int nfds = 0, timeout;
-
-		if (conf.cgroup[0] && tnow >= next_scan) {
-			scan_cgroup();
-			next_scan = tnow + conf.cgroup_scan;
-		}
-		if (conf.cgroup[0])
-			due = fmin(due, next_scan);
-		pf[nfds].fd = sfd;
-		pf[nfds++].events = POLLIN;
-		pf[nfds].fd = listen_fd;
-		pf[nfds++].events = POLLIN;
-		for (int i = 0; i < MAX_TARGETS; i++) {
-			if (!targets[i].used)
-				continue;
-			due = fmin(due, targets[i].next);
-			pft[nfds] = &targets[i];
-			pf[nfds].fd = targets[i].pidfd;
-			pf[nfds++].events = POLLIN;
-		}
-		timeout = due <= tnow ? 0 : (int)ceil((due - tnow) * 1000);
-		if (poll(pf, nfds, timeout) < 0 && errno != EINTR) {
-			logmsg("poll: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		if (pf[0].revents) {
-			unsigned char sig = 0;
-
-			if (read(sfd, &sig, 1) == 1)
-				logmsg("signal %d: shutting down", sig);
-			break;
-		}
-		for (int i = 2; i < nfds; i++)
-			if (pf[i].revents && pft[i]->used)
-				drop_target(pft[i], "exited");
-		if (pf[1].revents & POLLIN) {
-			int cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (cfd >= 0)
-				handle_socket_client(cfd);
-		}
-		tnow = now();
-		for (int i = 0; i < MAX_TARGETS; i++)
-			if (targets[i].used && targets[i].next <= tnow)
-				sample_target(&targets[i], tnow);
-	}
-	for (int i = 0; i < MAX_TARGETS; i++)
-		if (targets[i].used)
-			drop_target(&targets[i], "bwapd is stopping (weights stay as last pushed)");
-out:
-	if (sock_path[0])
-		unlink(sock_path);
-	unlink(pid_path);
-	close(listen_fd);
-	close(lock_fd);
-	logmsg("stopped, cpu %.3f s over %.1f s", cpu_seconds(), now() - t_start);
-	return rc;
-}

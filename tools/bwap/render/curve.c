@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner.h"
+#include "render.h"
 
 #define W 640
 #define H 400

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Raw NUMA syscalls, so that bwapctl needs no libnuma and links statically:
- * mbind(2), sched_setaffinity(2), and the BWAP mempolicy2 calls.  struct
- * mpol_args is spelled out here with the layout fixed in DESIGN.md, so the
- * tool builds against any libc headers; a kernel without the series answers
- * ENOSYS.
+ * mbind(2), sched_setaffinity(2), and the BWAP mempolicy2 calls, whose
+ * numbers and struct mpol_args come from mempolicy2.h; a kernel without
+ * the series answers ENOSYS.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,22 +15,7 @@
 #include <sys/syscall.h>
 
 #include "bwap.h"
-
-#define BWAP_NR_SET_MEMPOLICY2 1000
-#define BWAP_NR_GET_MEMPOLICY2 1001
-#define BWAP_NR_PROCESS_MPOL_REWEIGHT 1003
-#define BWAP_MPOL_WEIGHTED_INTERLEAVE 6
-
-/* The uapi struct mpol_args, 32 bytes, no holes. */
-struct bwap_mpol_args {
-	uint16_t mode;
-	uint16_t mode_flags;
-	int32_t home_node;
-	uint64_t pol_maxnodes;
-	uint64_t pol_nodes;
-	uint64_t il_weights;
-};
-_Static_assert(sizeof(struct bwap_mpol_args) == 32, "struct mpol_args is 32 bytes");
+#include "mempolicy2.h"
 
 /* maxnode as libnuma passes it: bits in the mask plus one. */
 #define MAXNODE (BWAP_MAX_NODES + 1)
@@ -47,7 +31,7 @@ long bwap_set_own_weights(const struct bwap_weights *w)
 {
 	unsigned long mask[MASK_LONGS] = { 0 };
 	unsigned char weights[MAXNODE] = { 0 };
-	struct bwap_mpol_args args;
+	struct mpol_args args;
 
 	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++) {
 		if (!bwap_nodeset_has(w->nodes, i))
@@ -61,7 +45,7 @@ long bwap_set_own_weights(const struct bwap_weights *w)
 	args.pol_maxnodes = MAXNODE;
 	args.pol_nodes = (uintptr_t)mask;
 	args.il_weights = (uintptr_t)weights;
-	return syscall(BWAP_NR_SET_MEMPOLICY2, &args, sizeof(args), 0);
+	return syscall(__NR_set_mempolicy2, &args, sizeof(args), 0);
 }
 
 long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags)
@@ -70,13 +54,13 @@ long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigne
 
 	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++)
 		weights[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
-	return syscall(BWAP_NR_PROCESS_MPOL_REWEIGHT, pidfd, weights, (unsigned long)MAXNODE, flags);
+	return syscall(__NR_process_mpol_reweight, pidfd, weights, (unsigned long)MAXNODE, flags);
 }
 
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights)
 {
 	unsigned long mask[MASK_LONGS] = { 0 };
-	struct bwap_mpol_args args;
+	struct mpol_args args;
 	long ret;
 
 	memset(&args, 0, sizeof(args));
@@ -84,7 +68,7 @@ long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights)
 	args.pol_maxnodes = MAXNODE;
 	args.pol_nodes = (uintptr_t)mask;
 	args.il_weights = (uintptr_t)weights;
-	ret = syscall(BWAP_NR_GET_MEMPOLICY2, &args, sizeof(args), 0UL, 0);
+	ret = syscall(__NR_get_mempolicy2, &args, sizeof(args), 0UL, 0);
 	if (ret)
 		return ret;
 	*mode = args.mode;

@@ -14,7 +14,7 @@
 
 #include <signal.h>
 
-#include "signals.h"
+#include "bwapd.h"
 
 const char *bwap_signal_kind_name(enum bwap_signal_kind k)
 {
