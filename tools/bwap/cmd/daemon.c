@@ -88,50 +88,59 @@ static void attach_help(FILE *f)
 		   "  -h, --help        this text\n", BWAP_STATE_DIR);
 }
 
+/* A PID operand: a whole number from 1 up; -1 after printing why not. */
+static int parse_pid(const char *subcmd, const char *what, const char *text, long *pid)
+{
+	return cli_parse_long(subcmd, what, text, 1, 4194304, pid);
+}
+
 int cmd_attach(int argc, char **argv)
 {
-	const char *state_dir = BWAP_STATE_DIR, *v;
-	char req[1024];
-	size_t n;
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "progress", required_argument, NULL, OPT_PROGRESS },
+		{ "protect", required_argument, NULL, OPT_PROTECT },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	const char *state_dir = BWAP_STATE_DIR;
+	struct cli_parser p;
+	char req[1024], extra[900] = "";
+	size_t n = 0;
 	long pid = 0;
+	int c;
 
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	cli_parser_init(&p, "attach", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		const char *key = c == OPT_WORKERS ? "workers" : c == OPT_SIGNAL ? "signal" :
+				  c == OPT_PROGRESS ? "progress" : c == OPT_PROTECT ? "protect" : NULL;
+
+		if (c == -2)
+			return 2;
+		if (c == 'h') {
 			attach_help(stdout);
 			return 0;
 		}
-	if (argc < 2 || (pid = strtol(argv[1], NULL, 10)) <= 0) {
-		cli_error("attach", "give the PID of the process to tune, e.g. bwapctl attach 1234");
+		if (c == OPT_STATE_DIR) {
+			state_dir = optarg;
+			continue;
+		}
+		if (strchr(optarg, ' ') || !*optarg) {
+			cli_error("attach", "--%s '%s': give a value without spaces", key, optarg);
+			return 2;
+		}
+		n += snprintf(extra + n, sizeof(extra) - n, " %s %s", key, optarg);
+	}
+	if (optind != argc - 1) {
+		cli_error("attach", optind >= argc ? "give the PID of the process to tune, e.g. bwapctl attach 1234" :
+			  "give one PID; see 'bwapctl attach --help'");
 		return 2;
 	}
-	n = snprintf(req, sizeof(req), "attach %ld", pid);
-	for (int i = 2; i < argc; i++) {
-		const char *key = NULL;
-
-		if (!strcmp(argv[i], "--state-dir")) {
-			if (!(state_dir = cli_value("attach", argc, argv, &i)))
-				return 2;
-			continue;
-		} else if (!strcmp(argv[i], "--workers")) {
-			key = "workers";
-		} else if (!strcmp(argv[i], "--signal")) {
-			key = "signal";
-		} else if (!strcmp(argv[i], "--progress")) {
-			key = "progress";
-		} else if (!strcmp(argv[i], "--protect")) {
-			key = "protect";
-		} else {
-			cli_error("attach", "unknown option '%s'; see 'bwapctl attach --help'", argv[i]);
-			return 2;
-		}
-		if (!(v = cli_value("attach", argc, argv, &i)))
-			return 2;
-		if (strchr(v, ' ')) {
-			cli_error("attach", "%s '%s': no spaces, please", argv[i - 1], v);
-			return 2;
-		}
-		n += snprintf(req + n, sizeof(req) - n, " %s %s", key, v);
-	}
+	if (parse_pid("attach", "PID", argv[optind], &pid))
+		return 2;
+	snprintf(req, sizeof(req), "attach %ld%s", pid, extra);
 	return request("attach", state_dir, req);
 }
 
@@ -141,19 +150,31 @@ int cmd_detach(int argc, char **argv)
 	char req[64];
 	long pid = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	static const struct option longopts[] = {
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
+
+	cli_parser_init(&p, "detach", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h') {
 			printf("Usage: bwapctl detach PID [--state-dir DIR]\n\n"
 			       "bwapd stops tuning PID; its weights stay as last pushed.\n");
 			return 0;
-		} else if (!strcmp(argv[i], "--state-dir")) {
-			if (!(state_dir = cli_value("detach", argc, argv, &i)))
-				return 2;
-		} else if ((pid = strtol(argv[i], NULL, 10)) <= 0) {
-			cli_error("detach", "'%s' is not a PID", argv[i]);
-			return 2;
 		}
+		state_dir = optarg;
 	}
+	if (optind != argc - 1) {
+		cli_error("detach", "give one PID, e.g. bwapctl detach 1234");
+		return 2;
+	}
+	if (parse_pid("detach", "PID", argv[optind], &pid))
+		return 2;
 	if (pid <= 0) {
 		cli_error("detach", "give the PID to stop tuning");
 		return 2;
@@ -210,48 +231,59 @@ static void status_help(FILE *f)
 
 int cmd_status(int argc, char **argv)
 {
-	const char *state_dir = BWAP_STATE_DIR, *v;
+	const char *state_dir = BWAP_STATE_DIR;
 	double window = 0, timeout = 300;
 	long wait_pid = 0, wait_pushes = 0;
 	int json = 0, rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "wait", required_argument, NULL, OPT_WAIT },
+		{ "pushes", required_argument, NULL, OPT_PUSHES },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "cpu-window", required_argument, NULL, OPT_CPU_WINDOW },
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
+
+	cli_parser_init(&p, "status", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
 			status_help(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--json")) {
+		case OPT_JSON:
 			json = 1;
-		} else if (!strcmp(argv[i], "--state-dir")) {
-			if (!(state_dir = cli_value("status", argc, argv, &i)))
+			break;
+		case OPT_STATE_DIR:
+			state_dir = optarg;
+			break;
+		case OPT_WAIT:
+			if (parse_pid("status", "--wait", optarg, &wait_pid))
 				return 2;
-		} else if (!strcmp(argv[i], "--wait")) {
-			if (!(v = cli_value("status", argc, argv, &i)))
+			break;
+		case OPT_PUSHES:
+			if (cli_parse_long("status", "--pushes", optarg, 1, 1000000, &wait_pushes))
 				return 2;
-			wait_pid = strtol(v, NULL, 10);
-			if (wait_pid <= 0) {
-				cli_error("status", "--wait '%s' is not a PID", v);
+			break;
+		case OPT_TIMEOUT:
+			if (cli_parse_double("status", "--timeout", optarg, 1, 86400, &timeout))
 				return 2;
-			}
-		} else if (!strcmp(argv[i], "--pushes")) {
-			if (!(v = cli_value("status", argc, argv, &i)))
+			break;
+		case OPT_CPU_WINDOW:
+			if (cli_parse_double("status", "--cpu-window", optarg, 0.1, 3600, &window))
 				return 2;
-			wait_pushes = strtol(v, NULL, 10);
-			if (wait_pushes <= 0) {
-				cli_error("status", "--pushes '%s': give a count of 1 or more", v);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--timeout")) {
-			if (!(v = cli_value("status", argc, argv, &i)) ||
-			    cli_parse_double("status", "--timeout", v, 1, 86400, &timeout))
-				return 2;
-		} else if (!strcmp(argv[i], "--cpu-window")) {
-			if (!(v = cli_value("status", argc, argv, &i)) ||
-			    cli_parse_double("status", "--cpu-window", v, 0.1, 3600, &window))
-				return 2;
-		} else {
-			cli_error("status", "unknown option '%s'; see 'bwapctl status --help'", argv[i]);
-			return 2;
+			break;
 		}
+	}
+	if (optind < argc) {
+		cli_error("status", "unexpected argument '%s'; see 'bwapctl status --help'", argv[optind]);
+		return 2;
 	}
 	if (wait_pushes && !wait_pid) {
 		cli_error("status", "--pushes needs --wait PID");

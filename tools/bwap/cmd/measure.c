@@ -122,50 +122,74 @@ int cmd_measure(int argc, char **argv)
 	struct measure_run r;
 	struct bwap_matrix *m;
 	struct bwap_set_class *classes = NULL;
-	const char *state = BWAP_STATE_DIR, *v;
+	const char *state = BWAP_STATE_DIR;
 	bwap_nodeset workers = 0;
 	int all = 0, nr_classes = 0, ret = 1;
-	double size_mib = 256, threads = 0, rounds = 3, vec[BWAP_MAX_NODES], lo[BWAP_MAX_NODES],
+	long threads = 0, rounds = 3;
+	double size_mib = 256, vec[BWAP_MAX_NODES], lo[BWAP_MAX_NODES],
 	       hi[BWAP_MAX_NODES];
 	char err[512], path[4096], buf[256];
 	FILE *f;
 
 	memset(&r, 0, sizeof(r));
 	r.o.seconds = 1;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "all-sets", no_argument, NULL, OPT_ALL_SETS },
+		{ "seconds", required_argument, NULL, OPT_SECONDS },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "rounds", required_argument, NULL, OPT_ROUNDS },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
+
+	cli_parser_init(&p, "measure", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
 			help(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--workers")) {
-			if (!(v = cli_value("measure", argc, argv, &i)) || cli_parse_workers("measure", v, &workers))
+		case OPT_WORKERS:
+			if (cli_parse_workers("measure", optarg, &workers))
 				return 2;
-		} else if (!strcmp(argv[i], "--all-sets")) {
+			break;
+		case OPT_ALL_SETS:
 			all = 1;
-		} else if (!strcmp(argv[i], "--seconds")) {
-			if (!(v = cli_value("measure", argc, argv, &i)) ||
-			    cli_parse_double("measure", "--seconds", v, 0.01, 60, &r.o.seconds))
+			break;
+		case OPT_SECONDS:
+			if (cli_parse_double("measure", "--seconds", optarg, 0.01, 60, &r.o.seconds))
 				return 2;
-		} else if (!strcmp(argv[i], "--size")) {
-			if (!(v = cli_value("measure", argc, argv, &i)) ||
-			    cli_parse_double("measure", "--size", v, 1, 1 << 20, &size_mib))
+			break;
+		case OPT_SIZE:
+			if (cli_parse_double("measure", "--size", optarg, 1, 1 << 20, &size_mib))
 				return 2;
-		} else if (!strcmp(argv[i], "--threads")) {
-			if (!(v = cli_value("measure", argc, argv, &i)) ||
-			    cli_parse_double("measure", "--threads", v, 1, 4096, &threads))
+			break;
+		case OPT_THREADS:
+			if (cli_parse_long("measure", "--threads", optarg, 1, 4096, &threads))
 				return 2;
-		} else if (!strcmp(argv[i], "--rounds")) {
-			if (!(v = cli_value("measure", argc, argv, &i)) ||
-			    cli_parse_double("measure", "--rounds", v, 1, 64, &rounds))
+			break;
+		case OPT_ROUNDS:
+			if (cli_parse_long("measure", "--rounds", optarg, 1, 64, &rounds))
 				return 2;
-		} else if (!strcmp(argv[i], "--state-dir")) {
-			if (!(state = cli_value("measure", argc, argv, &i)))
-				return 2;
-		} else if (!strcmp(argv[i], "--quiet")) {
+			break;
+		case OPT_STATE_DIR:
+			state = optarg;
+			break;
+		case OPT_QUIET:
 			r.o.quiet = 1;
-		} else {
-			cli_error("measure", "unknown option '%s'; see 'bwapctl measure --help'", argv[i]);
-			return 2;
+			break;
 		}
+	}
+	if (optind < argc) {
+		cli_error("measure", "unexpected argument '%s'; see 'bwapctl measure --help'", argv[optind]);
+		return 2;
 	}
 	if (!workers == !all) {
 		cli_error("measure", "give exactly one of --workers SET or --all-sets");

@@ -209,60 +209,82 @@ int cmd_model(int argc, char **argv)
 	struct bwap_workload wl;
 	struct outcome o;
 	bwap_nodeset workers = 0;
-	const char *files[MAX_BENCH], *v;
-	double threads = 8, mlp = 12, shared = 0.5, demand = 0, dwp = -1;
+	const char *files[MAX_BENCH];
+	long threads = 8;
+	double mlp = 12, shared = 0.5, demand = 0, dwp = -1;
 	int do_bench = 0, nr_files = 0;
 	char buf[256];
 
 	matrix_opts_init(&mo);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--matrix") && do_bench) {
-			if (!(v = cli_value("model", argc, argv, &i)))
-				return 2;
+	static const struct option longopts[] = {
+		{ "bench", no_argument, NULL, OPT_BENCH },
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "mlp", required_argument, NULL, OPT_MLP },
+		{ "shared", required_argument, NULL, OPT_SHARED },
+		{ "demand", required_argument, NULL, OPT_DEMAND },
+		{ "dwp", required_argument, NULL, OPT_DWP },
+		CLI_MATRIX_OPTIONS,
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
+
+	cli_parser_init(&p, "model", "h", longopts);
+	p.repeatable = OPT_MATRIX;	/* --bench compares several */
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (c == OPT_MATRIX) {
 			if (nr_files >= MAX_BENCH) {
 				cli_error("model", "at most %d --matrix files with --bench", MAX_BENCH);
 				return 2;
 			}
-			files[nr_files++] = v;
-			continue;
+			files[nr_files++] = optarg;
 		}
-		switch (matrix_opts_parse(&mo, argc, argv, &i)) {
-		case -1:
+		if (matrix_opts_take(&mo, c, optarg))
+			continue;
+		switch (c) {
+		case -2:
 			return 2;
-		case 1:
-			if (mo.file && nr_files < MAX_BENCH && !strcmp(argv[i - 1], "--matrix"))
-				files[nr_files++] = mo.file;
-			continue;
-		}
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		case 'h':
 			help(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--bench")) {
+		case OPT_BENCH:
 			do_bench = 1;
-		} else if (!strcmp(argv[i], "--workers")) {
-			if (!(v = cli_value("model", argc, argv, &i)) || cli_parse_workers("model", v, &workers))
+			break;
+		case OPT_WORKERS:
+			if (cli_parse_workers("model", optarg, &workers))
 				return 2;
-		} else if (!strcmp(argv[i], "--threads")) {
-			if (!(v = cli_value("model", argc, argv, &i)) ||
-			    cli_parse_double("model", "--threads", v, 1, 1024, &threads))
+			break;
+		case OPT_THREADS:
+			if (cli_parse_long("model", "--threads", optarg, 1, 1024, &threads))
 				return 2;
-		} else if (!strcmp(argv[i], "--mlp")) {
-			if (!(v = cli_value("model", argc, argv, &i)) || cli_parse_double("model", "--mlp", v, 0.1, 1000, &mlp))
+			break;
+		case OPT_MLP:
+			if (cli_parse_double("model", "--mlp", optarg, 0.1, 1000, &mlp))
 				return 2;
-		} else if (!strcmp(argv[i], "--shared")) {
-			if (!(v = cli_value("model", argc, argv, &i)) || cli_parse_double("model", "--shared", v, 0, 1, &shared))
+			break;
+		case OPT_SHARED:
+			if (cli_parse_double("model", "--shared", optarg, 0, 1, &shared))
 				return 2;
-		} else if (!strcmp(argv[i], "--demand")) {
-			if (!(v = cli_value("model", argc, argv, &i)) ||
-			    cli_parse_double("model", "--demand", v, 0.001, 1e6, &demand))
+			break;
+		case OPT_DEMAND:
+			if (cli_parse_double("model", "--demand", optarg, 0.001, 1e6, &demand))
 				return 2;
-		} else if (!strcmp(argv[i], "--dwp")) {
-			if (!(v = cli_value("model", argc, argv, &i)) || cli_parse_double("model", "--dwp", v, 0, 1, &dwp))
+			break;
+		case OPT_DWP:
+			if (cli_parse_double("model", "--dwp", optarg, 0, 1, &dwp))
 				return 2;
-		} else {
-			cli_error("model", "unknown option '%s'; see 'bwapctl model --help'", argv[i]);
-			return 2;
+			break;
 		}
+	}
+	if (optind < argc) {
+		cli_error("model", "unexpected argument '%s'; see 'bwapctl model --help'", argv[optind]);
+		return 2;
+	}
+	if (!do_bench && nr_files > 1) {
+		cli_error("model", "--matrix given %d times; only --bench compares several", nr_files);
+		return 2;
 	}
 	if (do_bench) {
 		if (!nr_files) {

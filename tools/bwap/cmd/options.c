@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Option helpers and the choice of bandwidth matrix, shared by the subcommands. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,40 +32,55 @@ void cli_error(const char *subcmd, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-const char *cli_value(const char *subcmd, int argc, char **argv, int *i)
+void cli_parser_init(struct cli_parser *p, const char *subcmd, const char *optstring,
+		     const struct option *longopts)
 {
-	if (*i + 1 >= argc) {
-		cli_error(subcmd, "option %s needs a value; see 'bwapctl %s --help'", argv[*i], subcmd);
-		return NULL;
-	}
-	return argv[++*i];
+	memset(p, 0, sizeof(*p));
+	p->subcmd = subcmd;
+	p->optstring = optstring;
+	p->longopts = longopts;
+	optind = 1;
+	opterr = 0;
 }
 
-int cli_parse_double(const char *subcmd, const char *opt, const char *text, double lo, double hi,
-		     double *out)
+static const char *opt_name(const struct cli_parser *p, int c, char *buf, size_t len)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno || end == text || *end || v < lo || v > hi) {
-		cli_error(subcmd, "%s '%s' is not a number from %g to %g", opt, text, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	for (const struct option *o = p->longopts; o->name; o++)
+		if (o->val == c) {
+			snprintf(buf, len, "--%s", o->name);
+			return buf;
+		}
+	snprintf(buf, len, "-%c", c);
+	return buf;
 }
 
-int cli_parse_workers(const char *subcmd, const char *text, bwap_nodeset *out)
+int cli_next(struct cli_parser *p, int argc, char **argv)
 {
-	char err[256];
+	char optstring[64], name[64];
+	int c;
 
-	if (bwap_nodeset_parse(text, out, err, sizeof(err))) {
-		cli_error(subcmd, "--workers: %s", err);
+	/* a leading ':' makes getopt tell a missing value from an unknown option */
+	snprintf(optstring, sizeof(optstring), "%s%s", p->optstring[0] == '+' ? "+:" : ":",
+		 p->optstring + (p->optstring[0] == '+'));
+	c = getopt_long(argc, argv, optstring, p->longopts, NULL);
+	if (c == -1)
 		return -1;
+	if (c == '?') {
+		cli_error(p->subcmd, "unknown option '%s'; see 'bwapctl %s --help'",
+			  optopt && optopt < 256 && optopt != '?' ? (snprintf(name, sizeof(name), "-%c", optopt), name) :
+			  argv[optind - 1], p->subcmd);
+		return -2;
 	}
-	return 0;
+	if (c == ':') {
+		cli_error(p->subcmd, "option %s needs a value; see 'bwapctl %s --help'",
+			  optopt ? opt_name(p, optopt, name, sizeof(name)) : argv[optind - 1], p->subcmd);
+		return -2;
+	}
+	if (c > 0 && c < OPT_END && c != p->repeatable && p->seen[c]++) {
+		cli_error(p->subcmd, "option %s given twice; give it once", opt_name(p, c, name, sizeof(name)));
+		return -2;
+	}
+	return c;
 }
 
 void matrix_opts_init(struct matrix_opts *o)
@@ -73,24 +90,20 @@ void matrix_opts_init(struct matrix_opts *o)
 	o->sysfs_root = getenv("BWAP_SYSFS_ROOT");
 }
 
-int matrix_opts_parse(struct matrix_opts *o, int argc, char **argv, int *i)
+int matrix_opts_take(struct matrix_opts *o, int c, const char *arg)
 {
-	const char *a = argv[*i];
-
-	if (!strcmp(a, "--matrix")) {
-		o->file = cli_value(argv[0], argc, argv, i);
-		return o->file ? 1 : -1;
-	}
-	if (!strcmp(a, "--state-dir")) {
-		o->state_dir = cli_value(argv[0], argc, argv, i);
-		return o->state_dir ? 1 : -1;
-	}
-	if (!strcmp(a, "--hmat")) {
-		o->hmat = 1;
+	switch (c) {
+	case OPT_MATRIX:
+		o->file = arg;
 		return 1;
-	}
-	if (!strcmp(a, "--hmat-estimate")) {
-		o->hmat = o->hmat_estimate = 1;
+	case OPT_STATE_DIR:
+		o->state_dir = arg;
+		return 1;
+	case OPT_HMAT_ESTIMATE:
+		o->hmat_estimate = 1;
+		/* fall through */
+	case OPT_HMAT:
+		o->hmat = 1;
 		return 1;
 	}
 	return 0;
@@ -143,5 +156,68 @@ int canonical_weights(const char *subcmd, const struct bwap_matrix *m, bwap_node
 	if (dwp > 0)
 		bwap_weights_apply_dwp(w, workers, dwp);
 	bwap_weights_quantise(w, max_weight, 0.005);
+	return 0;
+}
+
+int cli_parse_workers(const char *subcmd, const char *text, bwap_nodeset *out)
+{
+	return cli_parse_nodes(subcmd, "--workers", text, out);
+}
+
+int cli_parse_double(const char *subcmd, const char *opt, const char *text, double lo, double hi,
+		     double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || *end || isspace((unsigned char)*text)) {
+		cli_error(subcmd, "%s '%s' is not a number; give one from %g to %g", opt, text, lo, hi);
+		return -1;
+	}
+	if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1)) {
+		cli_error(subcmd, "%s '%s' is not a finite number; give one from %g to %g", opt, text, lo, hi);
+		return -1;
+	}
+	if (v < lo || v > hi) {
+		cli_error(subcmd, "%s %s is %s %g; give one from %g to %g", opt, text, v < lo ? "below" : "above",
+			  v < lo ? lo : hi, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_long(const char *subcmd, const char *opt, const char *text, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (end == text || *end || isspace((unsigned char)*text)) {
+		cli_error(subcmd, "%s '%s' is not a whole number; give one from %ld to %ld", opt, text, lo, hi);
+		return -1;
+	}
+	if (errno == ERANGE || v < lo || v > hi) {
+		int below = errno == ERANGE ? *text == '-' : v < lo;
+
+		cli_error(subcmd, "%s %s is %s %ld; give one from %ld to %ld", opt, text,
+			  below ? "below" : "above", below ? lo : hi, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_nodes(const char *subcmd, const char *opt, const char *text, bwap_nodeset *out)
+{
+	char err[256];
+
+	if (bwap_nodeset_parse(text, out, err, sizeof(err))) {
+		cli_error(subcmd, "%s: %s", opt, err);
+		return -1;
+	}
 	return 0;
 }

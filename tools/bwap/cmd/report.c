@@ -57,37 +57,52 @@ int cmd_report(int argc, char **argv)
 	struct bwap_matrix *m;
 	struct bwap_weights w;
 	bwap_nodeset workers = 0, nodes = 0;
-	const char *out = NULL, *v, *search = NULL;
+	const char *out = NULL, *search = NULL;
 	double dwp = 0;
 	char err[512] = "";
 
 	matrix_opts_init(&mo);
-	for (int i = 1; i < argc; i++) {
-		int r = matrix_opts_parse(&mo, argc, argv, &i);
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "search", required_argument, NULL, OPT_SEARCH },
+		{ "dwp", required_argument, NULL, OPT_DWP },
+		CLI_MATRIX_OPTIONS,
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
 
-		if (r < 0)
-			return 2;
-		if (r)
+	cli_parser_init(&p, "report", "ho:", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (matrix_opts_take(&mo, c, optarg))
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
 			help(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--workers")) {
-			if (!(v = cli_value("report", argc, argv, &i)) || cli_parse_workers("report", v, &workers))
+		case OPT_WORKERS:
+			if (cli_parse_workers("report", optarg, &workers))
 				return 2;
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			if (!(out = cli_value("report", argc, argv, &i)))
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_SEARCH:
+			search = optarg;
+			break;
+		case OPT_DWP:
+			if (cli_parse_double("report", "--dwp", optarg, 0, 1, &dwp))
 				return 2;
-		} else if (!strcmp(argv[i], "--search")) {
-			if (!(search = cli_value("report", argc, argv, &i)))
-				return 2;
-		} else if (!strcmp(argv[i], "--dwp")) {
-			if (!(v = cli_value("report", argc, argv, &i)) || cli_parse_double("report", "--dwp", v, 0, 1, &dwp))
-				return 2;
-		} else {
-			cli_error("report", "unknown option '%s'; see 'bwapctl report --help'", argv[i]);
-			return 2;
+			break;
 		}
+	}
+	if (optind < argc) {
+		cli_error("report", "unexpected argument '%s'; see 'bwapctl report --help'", argv[optind]);
+		return 2;
 	}
 	if (search && out)
 		return report_search(search, mo.state_dir, out);

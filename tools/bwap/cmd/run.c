@@ -67,71 +67,94 @@ int cmd_run(int argc, char **argv)
 	struct bwap_matrix *m = NULL;
 	struct bwap_weights w;
 	bwap_nodeset workers = 0, nodes = 0;
-	double dwp = 0, maxw = 255;
+	double dwp = 0;
+	long maxw = 255;
 	int quiet = 0, pin = 1, have_nodes = 0, prog = -1, tune = 0;
 	char extra[512] = "";
 	size_t nextra = 0;
 	unsigned char cpus[BWAP_MAX_CPUS];
 	char err[512], buf[256];
-	const char *v;
 
 	matrix_opts_init(&mo);
-	for (int i = 1; i < argc; i++) {
-		int r;
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "nodes", required_argument, NULL, OPT_NODES },
+		{ "dwp", required_argument, NULL, OPT_DWP },
+		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
+		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "tune", no_argument, NULL, OPT_TUNE },
+		{ "no-tune", no_argument, NULL, OPT_NO_TUNE },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "progress", required_argument, NULL, OPT_PROGRESS },
+		{ "protect", required_argument, NULL, OPT_PROTECT },
+		CLI_MATRIX_OPTIONS,
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
 
-		if (!strcmp(argv[i], "--")) {
-			prog = i + 1;
-			break;
-		}
-		r = matrix_opts_parse(&mo, argc, argv, &i);
-		if (r < 0)
-			return 2;
-		if (r)
+	/* '+': the program and its own options start at the first non-option */
+	cli_parser_init(&p, "run", "+h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (matrix_opts_take(&mo, c, optarg))
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
 			help(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--workers")) {
-			if (!(v = cli_value("run", argc, argv, &i)) || cli_parse_workers("run", v, &workers))
+		case OPT_WORKERS:
+			if (cli_parse_workers("run", optarg, &workers))
 				return 2;
-		} else if (!strcmp(argv[i], "--nodes")) {
-			if (!(v = cli_value("run", argc, argv, &i)))
+			break;
+		case OPT_NODES:
+			if (cli_parse_nodes("run", "--nodes", optarg, &nodes))
 				return 2;
-			if (bwap_nodeset_parse(v, &nodes, err, sizeof(err))) {
-				cli_error("run", "--nodes: %s", err);
+			have_nodes = 1;
+			break;
+		case OPT_DWP:
+			if (cli_parse_double("run", "--dwp", optarg, 0, 1, &dwp))
+				return 2;
+			break;
+		case OPT_MAX_WEIGHT:
+			if (cli_parse_long("run", "--max-weight", optarg, 1, 255, &maxw))
+				return 2;
+			break;
+		case OPT_NO_PIN:
+			pin = 0;
+			break;
+		case OPT_QUIET:
+			quiet = 1;
+			break;
+		case OPT_TUNE:
+		case OPT_NO_TUNE:
+			if (tune) {
+				cli_error("run", "give one of --tune and --no-tune");
 				return 2;
 			}
-			have_nodes = 1;
-		} else if (!strcmp(argv[i], "--dwp")) {
-			if (!(v = cli_value("run", argc, argv, &i)) || cli_parse_double("run", "--dwp", v, 0, 1, &dwp))
-				return 2;
-		} else if (!strcmp(argv[i], "--max-weight")) {
-			if (!(v = cli_value("run", argc, argv, &i)) ||
-			    cli_parse_double("run", "--max-weight", v, 1, 255, &maxw))
-				return 2;
-		} else if (!strcmp(argv[i], "--no-pin")) {
-			pin = 0;
-		} else if (!strcmp(argv[i], "--quiet")) {
-			quiet = 1;
-		} else if (!strcmp(argv[i], "--tune")) {
-			tune = 1;
-		} else if (!strcmp(argv[i], "--no-tune")) {
-			tune = -1;
-		} else if (!strcmp(argv[i], "--signal") || !strcmp(argv[i], "--progress") ||
-			   !strcmp(argv[i], "--protect")) {
-			const char *key = argv[i] + 2;
+			tune = c == OPT_TUNE ? 1 : -1;
+			break;
+		case OPT_SIGNAL:
+		case OPT_PROGRESS:
+		case OPT_PROTECT: {
+			const char *key = c == OPT_SIGNAL ? "signal" : c == OPT_PROGRESS ? "progress" : "protect";
 
-			if (!(v = cli_value("run", argc, argv, &i)))
+			if (strchr(optarg, ' ') || !*optarg) {
+				cli_error("run", "--%s '%s': give a value without spaces", key, optarg);
 				return 2;
+			}
 			nextra += snprintf(extra + nextra, sizeof(extra) - nextra, "%s%s %s",
-					   nextra ? " " : "", key, v);
-			if (!strcmp(key, "progress") && progress_file(v))
+					   nextra ? " " : "", key, optarg);
+			if (c == OPT_PROGRESS && progress_file(optarg))
 				return 1;
-		} else {
-			cli_error("run", "unknown option '%s'; put the program after '--'", argv[i]);
-			return 2;
+			break;
+		}
 		}
 	}
+	prog = optind;
 	if (!workers) {
 		cli_error("run", "--workers SET is required; see 'bwapctl run --help'");
 		return 2;

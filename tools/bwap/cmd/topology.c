@@ -25,17 +25,27 @@ int cmd_topology(int argc, char **argv)
 	char err[512];
 	int json = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
+
+	cli_parser_init(&p, "topology", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (c == -2)
+			return 2;
+		if (c == 'h') {
 			help(stdout);
 			return 0;
-		} else {
-			cli_error("topology", "unknown option '%s'", argv[i]);
-			help(stderr);
-			return 2;
 		}
+		json = 1;
+	}
+	if (optind < argc) {
+		cli_error("topology", "unexpected argument '%s'; see 'bwapctl topology --help'", argv[optind]);
+		return 2;
 	}
 	t = malloc(sizeof(*t));
 	if (!t)

@@ -32,21 +32,35 @@ static void help(FILE *f)
 		   "Example: bwapctl weights --workers 0,1 --matrix mlc.txt\n", matrix_opts_help);
 }
 
+/* "4.4,4.2,1.7": one finite, positive-or-zero number per node, node 0 first, no empty items. */
 static int parse_capacities(const char *text, double *cap, int *n)
 {
-	char *copy = strdup(text), *tok, *save;
+	const char *p = text;
+	char item[64], opt[48];
 
 	*n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (*n >= BWAP_MAX_NODES ||
-		    cli_parse_double("weights", "--capacities", tok, 0, 1e12, &cap[*n])) {
-			free(copy);
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len) {
+			cli_error("weights", "--capacities '%s': item %d is empty; give one number per node, "
+				  "e.g. 4.4,4.2,1.7", text, *n + 1);
 			return -1;
 		}
+		if (*n >= BWAP_MAX_NODES) {
+			cli_error("weights", "--capacities: more than %d nodes", BWAP_MAX_NODES);
+			return -1;
+		}
+		snprintf(item, sizeof(item), "%.*s", (int)(len < sizeof(item) - 1 ? len : sizeof(item) - 1), p);
+		snprintf(opt, sizeof(opt), "--capacities (node %d)", *n);
+		if (cli_parse_double("weights", opt, item, 0, 1e12, &cap[*n]))
+			return -1;
 		(*n)++;
+		p += len;
+		if (!*p)
+			return 0;
+		p++;	/* the comma: an item must follow */
 	}
-	free(copy);
-	return 0;
 }
 
 int cmd_weights(int argc, char **argv)
@@ -55,53 +69,70 @@ int cmd_weights(int argc, char **argv)
 	struct bwap_matrix *m = NULL;
 	struct bwap_weights w;
 	bwap_nodeset workers = 0, nodes = 0;
-	const char *caps = NULL, *v;
-	double dwp = 0, maxw = 255, cap[BWAP_MAX_NODES];
+	const char *caps = NULL;
+	double dwp = 0, cap[BWAP_MAX_NODES];
+	long maxw = 255;
 	int apply = 0, restore = 0, have_workers = 0, have_nodes = 0, ret = 1, nr;
 	char err[512], buf[256];
 
 	matrix_opts_init(&mo);
-	for (int i = 1; i < argc; i++) {
-		int r = matrix_opts_parse(&mo, argc, argv, &i);
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "nodes", required_argument, NULL, OPT_NODES },
+		{ "capacities", required_argument, NULL, OPT_CAPACITIES },
+		{ "dwp", required_argument, NULL, OPT_DWP },
+		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
+		{ "apply-sysfs", no_argument, NULL, OPT_APPLY_SYSFS },
+		{ "restore-sysfs", no_argument, NULL, OPT_RESTORE_SYSFS },
+		CLI_MATRIX_OPTIONS,
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
 
-		if (r < 0)
+	cli_parser_init(&p, "weights", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (c == -2)
 			return 2;
-		if (r)
+		if (matrix_opts_take(&mo, c, optarg))
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		switch (c) {
+		case 'h':
 			help(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--workers")) {
-			if (!(v = cli_value("weights", argc, argv, &i)) || cli_parse_workers("weights", v, &workers))
+		case OPT_WORKERS:
+			if (cli_parse_workers("weights", optarg, &workers))
 				return 2;
 			have_workers = 1;
-		} else if (!strcmp(argv[i], "--nodes")) {
-			if (!(v = cli_value("weights", argc, argv, &i)) ||
-			    bwap_nodeset_parse(v, &nodes, err, sizeof(err))) {
-				if (v)
-					cli_error("weights", "--nodes: %s", err);
+			break;
+		case OPT_NODES:
+			if (cli_parse_nodes("weights", "--nodes", optarg, &nodes))
 				return 2;
-			}
 			have_nodes = 1;
-		} else if (!strcmp(argv[i], "--capacities")) {
-			if (!(caps = cli_value("weights", argc, argv, &i)))
+			break;
+		case OPT_CAPACITIES:
+			caps = optarg;
+			break;
+		case OPT_DWP:
+			if (cli_parse_double("weights", "--dwp", optarg, 0, 1, &dwp))
 				return 2;
-		} else if (!strcmp(argv[i], "--dwp")) {
-			if (!(v = cli_value("weights", argc, argv, &i)) ||
-			    cli_parse_double("weights", "--dwp", v, 0, 1, &dwp))
+			break;
+		case OPT_MAX_WEIGHT:
+			if (cli_parse_long("weights", "--max-weight", optarg, 1, 255, &maxw))
 				return 2;
-		} else if (!strcmp(argv[i], "--max-weight")) {
-			if (!(v = cli_value("weights", argc, argv, &i)) ||
-			    cli_parse_double("weights", "--max-weight", v, 1, 255, &maxw))
-				return 2;
-		} else if (!strcmp(argv[i], "--apply-sysfs")) {
+			break;
+		case OPT_APPLY_SYSFS:
 			apply = 1;
-		} else if (!strcmp(argv[i], "--restore-sysfs")) {
+			break;
+		case OPT_RESTORE_SYSFS:
 			restore = 1;
-		} else {
-			cli_error("weights", "unknown option '%s'; see 'bwapctl weights --help'", argv[i]);
-			return 2;
+			break;
 		}
+	}
+	if (optind < argc) {
+		cli_error("weights", "unexpected argument '%s'; see 'bwapctl weights --help'", argv[optind]);
+		return 2;
 	}
 	if (restore) {
 		if (have_workers || caps || apply) {

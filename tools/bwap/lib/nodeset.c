@@ -14,12 +14,14 @@ int bwap_nodeset_count(bwap_nodeset s)
 }
 
 /* One "N" or "N-M" item; returns the number of characters used or -1. */
+/* "N" or "N-M"; chars used, -1 if not a range, -2 if a number overflows. */
 static int parse_range(const char *p, long *lo, long *hi)
 {
 	char *end;
 
 	if (!isdigit((unsigned char)*p))
 		return -1;
+	errno = 0;
 	*lo = strtol(p, &end, 10);
 	*hi = *lo;
 	if (*end == '-') {
@@ -27,7 +29,7 @@ static int parse_range(const char *p, long *lo, long *hi)
 			return -1;
 		*hi = strtol(end + 1, &end, 10);
 	}
-	return (int)(end - p);
+	return errno == ERANGE ? -2 : (int)(end - p);
 }
 
 int bwap_nodeset_parse(const char *text, bwap_nodeset *out, char *err, size_t errlen)
@@ -43,9 +45,14 @@ int bwap_nodeset_parse(const char *text, bwap_nodeset *out, char *err, size_t er
 		long lo, hi;
 		int used = parse_range(p, &lo, &hi);
 
+		if (used == -2) {
+			snprintf(err, errlen, "node number in '%s' is far above the highest supported node %d",
+				 text, BWAP_MAX_NODES - 1);
+			return -1;
+		}
 		if (used < 0) {
 			snprintf(err, errlen, "cannot read node set '%s' at '%s'; give nodes like 0,1 or 0-3",
-				 text, p);
+				 text, *p ? p : "its end");
 			return -1;
 		}
 		if (hi < lo) {
@@ -60,9 +67,12 @@ int bwap_nodeset_parse(const char *text, bwap_nodeset *out, char *err, size_t er
 		for (; lo <= hi; lo++)
 			s |= BWAP_NODE_BIT(lo);
 		p += used;
-		if (*p == ',')
+		if (*p == ',' && !p[1]) {
+			snprintf(err, errlen, "node set '%s' ends in a comma; give nodes like 0,1 or 0-3", text);
+			return -1;
+		} else if (*p == ',') {
 			p++;
-		else if (*p) {
+		} else if (*p) {
 			snprintf(err, errlen, "unexpected '%c' in node set '%s'; separate nodes with commas",
 				 *p, text);
 			return -1;
