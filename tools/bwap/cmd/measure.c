@@ -94,8 +94,8 @@ static int measure_set(struct measure_run *r, bwap_nodeset set, double *vec, dou
 
 static int save_set(const char *dir, bwap_nodeset set, const double *vec, int n, double seconds)
 {
-	char path[4096], name[300], buf[256], err[512];
-	FILE *f;
+	char path[4096], name[300], buf[256], err[4400];
+	struct bwap_atomic_file af;
 
 	bwap_state_path(dir, "sets", path, sizeof(path));
 	if (bwap_state_mkdir(path, err, sizeof(err))) {
@@ -104,17 +104,20 @@ static int save_set(const char *dir, bwap_nodeset set, const double *vec, int n,
 	}
 	snprintf(name, sizeof(name), "sets/%s", bwap_nodeset_format(set, buf, sizeof(buf)));
 	bwap_state_path(dir, name, path, sizeof(path));
-	f = fopen(path, "w");
-	if (!f) {
-		cli_error("measure", "cannot write %s: %s", path, strerror(errno));
+	if (bwap_atomic_open(&af, path, err, sizeof(err))) {
+		cli_error("measure", "%s", err);
 		return -1;
 	}
-	fprintf(f, "# bwapctl measure: read bandwidth, MB/s, from each memory node to the\n"
-		   "# threads of worker set %s (%.2f s per node)\nworkers %s\n", buf, seconds, buf);
+	fprintf(af.f, "# bwapctl measure: read bandwidth, MB/s, from each memory node to the\n"
+		      "# threads of worker set %s (%.2f s per node)\nworkers %s\n", buf, seconds, buf);
 	for (int i = 0; i < n; i++)
 		if (vec[i] >= 0)
-			fprintf(f, "node %d %.1f\n", i, vec[i]);
-	return fclose(f) ? -1 : 0;
+			fprintf(af.f, "node %d %.1f\n", i, vec[i]);
+	if (bwap_atomic_commit(&af, err, sizeof(err))) {
+		cli_error("measure", "%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_measure(int argc, char **argv)
@@ -128,8 +131,8 @@ int cmd_measure(int argc, char **argv)
 	long threads = 0, rounds = 3;
 	double size_mib = 256, vec[BWAP_MAX_NODES], lo[BWAP_MAX_NODES],
 	       hi[BWAP_MAX_NODES];
-	char err[512], path[4096], buf[256];
-	FILE *f;
+	char err[4400], path[4096], buf[256];
+	struct bwap_atomic_file af;
 
 	memset(&r, 0, sizeof(r));
 	r.o.seconds = 1;
@@ -207,7 +210,13 @@ int cmd_measure(int argc, char **argv)
 		cli_error("measure", "%s", err);
 		goto out;
 	}
-	if (bwap_state_mkdir(state, err, sizeof(err))) {
+	/* before measuring: a result that cannot be saved is lost */
+	if (bwap_state_writable(state, err, sizeof(err))) {
+		cli_error("measure", "%s", err);
+		goto out;
+	}
+	bwap_state_path(state, "sets", path, sizeof(path));
+	if (bwap_state_writable(path, err, sizeof(err))) {
 		cli_error("measure", "%s", err);
 		goto out;
 	}
@@ -292,14 +301,13 @@ int cmd_measure(int argc, char **argv)
 		}
 	}
 	snprintf(m->source, sizeof(m->source), "bwapctl measure, %.2f s per pair", r.o.seconds);
-	f = fopen(path, "w");
-	if (!f) {
-		cli_error("measure", "cannot write %s: %s", path, strerror(errno));
+	if (bwap_atomic_open(&af, path, err, sizeof(err))) {
+		cli_error("measure", "%s", err);
 		goto out;
 	}
-	bwap_matrix_write_text(m, f);
-	if (fclose(f)) {
-		cli_error("measure", "cannot write %s: %s", path, strerror(errno));
+	bwap_matrix_write_text(m, af.f);
+	if (bwap_atomic_commit(&af, err, sizeof(err))) {
+		cli_error("measure", "%s", err);
 		goto out;
 	}
 	printf("saved: %s and %s/sets/\n", path, state);

@@ -173,6 +173,25 @@ int bwap_pin_to_cpus(int tid, const unsigned char *cpus);
 int bwap_state_mkdir(const char *dir, char *err, size_t errlen);
 /* dir/name into buf. */
 char *bwap_state_path(const char *dir, const char *name, char *buf, size_t len);
+/*
+ * The state dir exists (made if not) and a file can be created in it:
+ * checked before work whose result would otherwise be lost.  0 or -1.
+ */
+int bwap_state_writable(const char *dir, char *err, size_t errlen);
+
+/*
+ * A state file replaced all at once: written to a temporary file beside
+ * it, fsynced, renamed over it (and the directory fsynced), so a reader
+ * sees the old file or the new one, never a part.  open, write to ->f,
+ * then commit; a failed commit leaves the old file and no temporary.
+ */
+struct bwap_atomic_file {
+	FILE *f;
+	char path[4096], tmp[4100];
+};
+int bwap_atomic_open(struct bwap_atomic_file *a, const char *path, char *err, size_t errlen);
+int bwap_atomic_commit(struct bwap_atomic_file *a, char *err, size_t errlen);
+void bwap_atomic_abort(struct bwap_atomic_file *a);
 
 /* ---- measure.c: the read benchmark ----------------------------------- */
 

@@ -88,9 +88,16 @@ static int parse_row(const char *p, double *v, int max, double scale, int allow_
 			p++;
 			continue;
 		}
+		errno = 0;
 		x = strtod(p, &end);
 		if (end == p || x < 0) {
 			snprintf(err, errlen, "line %d: '%.20s' is not a non-negative number or '-'", lineno, p);
+			return -1;
+		}
+		/* inf, nan and overflows such as 1e400 would become shares of nan */
+		if (!isfinite(x) || (errno == ERANGE && x > 1)) {
+			snprintf(err, errlen, "line %d: '%.*s' is not a finite number", lineno,
+				 (int)(end - p < 20 ? end - p : 20), p);
 			return -1;
 		}
 		if (allow_suffix && (*end == 'K' || *end == 'M' || *end == 'G')) {
@@ -99,6 +106,10 @@ static int parse_row(const char *p, double *v, int max, double scale, int allow_
 		}
 		if (*end && !isspace((unsigned char)*end)) {
 			snprintf(err, errlen, "line %d: junk after number: '%.20s'", lineno, end);
+			return -1;
+		}
+		if (!isfinite(x * scale)) {
+			snprintf(err, errlen, "line %d: '%.20s' is too large", lineno, p);
 			return -1;
 		}
 		v[n++] = x * scale;
