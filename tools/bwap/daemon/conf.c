@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bwapd.h"
 
@@ -133,12 +134,19 @@ int bwapd_conf_load(struct bwapd_conf *c, const char *path, int missing_ok, char
 {
 	FILE *f = fopen(path, "r");
 	char line[1024], why[512];
+	struct stat st;
 	int lineno = 0;
 
 	if (!f) {
 		if (missing_ok && errno == ENOENT)
 			return 0;
 		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!fstat(fileno(f), &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "config %s is not a regular file (%s); give a file such as %s", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "a special file", BWAPD_CONF);
+		fclose(f);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {

@@ -31,8 +31,56 @@ static int listen_fd = -1, lock_fd = -1;
 static int own_state_dir;	/* we hold the pid file lock: the socket and pid file are ours */
 static char sock_path[300], pid_path[300];
 
-static void handle_request(int fd, const char *req)
+/* The owner of /proc/PID, or -1 if PID is gone. */
+static long owner_of(long pid)
 {
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%ld", pid);
+	return stat(path, &st) ? -1 : (long)st.st_uid;
+}
+
+/*
+ * May the client (uid from SO_PEERCRED) act on pid?  Root may act on any
+ * process; a user only on their own.  0, or -1 with the reason in why.
+ */
+static int may_act_on(uid_t uid, long pid, char *why, size_t len)
+{
+	long owner;
+
+	if (uid == 0)
+		return 0;
+	owner = owner_of(pid);
+	if (owner < 0) {
+		snprintf(why, len, "pid %ld does not exist", pid);
+		return -1;
+	}
+	if (owner != (long)uid) {
+		snprintf(why, len, "pid %ld belongs to uid %ld, and uid %u may only register its own processes "
+			 "(run as root for others)", pid, owner, (unsigned int)uid);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every pid an attach request names: the target and its protect PID. */
+static int may_attach(uid_t uid, const char *req, char *why, size_t len)
+{
+	const char *p = strstr(req, " protect ");
+	long pid;
+
+	if (sscanf(req, "attach %ld", &pid) == 1 && may_act_on(uid, pid, why, len))
+		return -1;
+	if (p && sscanf(p, " protect %ld", &pid) == 1 && may_act_on(uid, pid, why, len))
+		return -1;
+	return 0;
+}
+
+static void handle_request(int fd, uid_t uid, const char *req)
+{
+	char why[256];
+
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -46,6 +94,9 @@ static void handle_request(int fd, const char *req)
 	if (!strcmp(req, "status") || !strcmp(req, "status json")) {
 		fprintf(f, "ok\n");
 		status_print(f, !strcmp(req, "status json"));
+	} else if (sscanf(req, "attach %d", &pid) == 1 && may_attach(uid, req, why, sizeof(why))) {
+		logmsg("attach %d refused: %s", pid, why);
+		fprintf(f, "error: %s\n", why);
 	} else if (sscanf(req, "attach %d", &pid) == 1) {
 		char err[512];
 		const char *args = strchr(req + 7, ' ');
@@ -66,7 +117,9 @@ static void handle_request(int fd, const char *req)
 	} else if (sscanf(req, "detach %d", &pid) == 1) {
 		struct target *t = find_target(pid);
 
-		if (!t) {
+		if (t && may_act_on(uid, pid, why, sizeof(why))) {
+			fprintf(f, "error: %s\n", why);
+		} else if (!t) {
 			fprintf(f, "error: pid %d is not a target\n", pid);
 		} else {
 			drop_target(t, "detached on request (its weights stay as last pushed)");
@@ -111,6 +164,8 @@ void handle_socket_client(int fd)
 	char req[1024];
 	ssize_t n = 0, got;
 	struct timeval tv = { .tv_sec = 2 };
+	struct ucred cred;
+	socklen_t credlen = sizeof(cred);
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	while (n < (ssize_t)sizeof(req) - 1 && (got = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
@@ -120,7 +175,13 @@ void handle_socket_client(int fd)
 	}
 	req[n > 0 ? n : 0] = '\0';
 	req[strcspn(req, "\n")] = '\0';
-	handle_request(fd, req);
+	/* who is asking: the kernel's word, not the client's */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen)) {
+		logmsg("control: SO_PEERCRED: %s; request refused", strerror(errno));
+		close(fd);
+		return;
+	}
+	handle_request(fd, cred.uid, req);
 }
 
 int open_socket(char *err, size_t errlen)
@@ -165,7 +226,8 @@ int open_socket(char *err, size_t errlen)
 		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(errno));
 		return -1;
 	}
-	chmod(sock_path, 0660);
+	/* anyone may ask; handle_request() lets users register only their own processes */
+	chmod(sock_path, 0666);
 	return 0;
 }
 

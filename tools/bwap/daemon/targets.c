@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "bwapd.h"
 #include "../lib/mempolicy2.h"
 
@@ -468,31 +470,98 @@ static const char *state_name(const struct target *t)
 	return t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching";
 }
 
+/*
+ * Why a target has nothing to tune, or "": bwapd moves only memory under
+ * a weighted-interleave policy, which numa_maps lists as such.
+ */
+static const char *idle_reason(const struct target *t, const struct bwap_pagedist *d, int have_pages)
+{
+	if (have_pages && !d->total)
+		return "no weighted-interleave memory: bwapd moves only memory under such a policy; start the "
+		       "program with 'bwapctl run' or 'numactl -w', or give it one with set_mempolicy";
+	return "";
+}
+
+static struct json_object *target_json(struct target *t, const unsigned char *wb, const long *tgt,
+				       const struct bwap_pagedist *d, int have_pages)
+{
+	struct json_object *o = json_object_new_object(), *w = json_object_new_array(),
+			   *pages = json_object_new_array();
+	char buf[256];
+
+	json_object_object_add(o, "pid", json_object_new_int(t->pid));
+	json_object_object_add(o, "comm", json_object_new_string(t->comm));
+	json_object_object_add(o, "how", json_object_new_string(t->how));
+	json_object_object_add(o, "workers",
+			       json_object_new_string(bwap_nodeset_format(t->workers, buf, sizeof(buf))));
+	json_object_object_add(o, "state", json_object_new_string(state_name(t)));
+	json_object_object_add(o, "signal", json_object_new_string(t->sig.label));
+	json_object_object_add(o, "modelled", json_object_new_boolean(t->sig.kind == BWAP_SIGNAL_MODEL));
+	json_object_object_add(o, "note", json_object_new_string(t->note));
+	json_object_object_add(o, "idle_reason", json_object_new_string(idle_reason(t, d, have_pages)));
+	json_object_object_add(o, "dwp", json_object_new_double(t->pushed_dwp));
+	json_object_object_add(o, "best_dwp", json_object_new_double(t->cs.t.best_dwp));
+	json_object_object_add(o, "best_metric", json_object_new_double(t->cs.t.best_metric));
+	json_object_object_add(o, "last_metric", json_object_new_double(t->cs.t.last_metric));
+	json_object_object_add(o, "searches", json_object_new_int(t->cs.t.searches));
+	json_object_object_add(o, "measurements", json_object_new_int64(t->cs.t.nr_points));
+	json_object_object_add(o, "pushes", json_object_new_int64(t->pushes));
+	json_object_object_add(o, "pages_moved", json_object_new_int64(t->moved));
+	json_object_object_add(o, "pages_not_moved", json_object_new_int64(t->not_moved));
+	json_object_object_add(o, "protect_pid", json_object_new_int(t->protect_pid));
+	json_object_object_add(o, "dwp_floor", json_object_new_double(t->cs.floor));
+	for (int n = 0; n < matrix->nr_nodes; n++) {
+		struct json_object *p = json_object_new_object();
+
+		json_object_array_add(w, json_object_new_int(wb[n]));
+		json_object_object_add(p, "node", json_object_new_int(n));
+		json_object_object_add(p, "target", json_object_new_int64(tgt[n]));
+		json_object_object_add(p, "actual", json_object_new_int64(have_pages ? d->pages[n] : 0));
+		json_object_array_add(pages, p);
+	}
+	json_object_object_add(o, "weights", w);
+	json_object_object_add(o, "pages", pages);
+	return o;
+}
+
 void status_print(FILE *f, int json)
 {
 	double up = now() - t_start, cpu = cpu_seconds();
-	int first = 1, nr = 0;
+	struct json_object *root = NULL, *list = NULL;
+	int nr = 0;
 	char buf[256];
 
 	for (int i = 0; i < MAX_TARGETS; i++)
 		nr += targets[i].used;
-	if (json)
-		fprintf(f, "{\"pid\": %d, \"uptime_s\": %.3f, \"cpu_s\": %.3f, \"state_dir\": \"%s\", "
-			   "\"matrix\": \"%s\", \"samples\": %d, \"trim\": %d, \"interval_s\": %g, \"step\": %g, "
-			   "\"targets\": [", getpid(), up, cpu, conf.state_dir, matrix->source,
-			conf.tuner.samples, conf.tuner.trim, conf.tuner.interval, conf.tuner.step);
-	else
+	if (json) {
+		root = json_object_new_object();
+		list = json_object_new_array();
+		json_object_object_add(root, "pid", json_object_new_int(getpid()));
+		json_object_object_add(root, "kernel", json_object_new_string(bwap_kernel_mode_name(bwap_kernel_mode())));
+		json_object_object_add(root, "uptime_s", json_object_new_double(up));
+		json_object_object_add(root, "cpu_s", json_object_new_double(cpu));
+		json_object_object_add(root, "state_dir", json_object_new_string(conf.state_dir));
+		json_object_object_add(root, "matrix", json_object_new_string(matrix->source));
+		json_object_object_add(root, "samples", json_object_new_int(conf.tuner.samples));
+		json_object_object_add(root, "trim", json_object_new_int(conf.tuner.trim));
+		json_object_object_add(root, "interval_s", json_object_new_double(conf.tuner.interval));
+		json_object_object_add(root, "step", json_object_new_double(conf.tuner.step));
+	} else {
 		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
+			   "kernel: %s\n"
 			   "tuner: step %g, n=%d samples of t=%g s, trim c=%d, drift %g; matrix: %s\n",
-			getpid(), up, cpu, up > 0 ? 100 * cpu / up : 0, nr, nr == 1 ? "" : "s", conf.tuner.step,
+			getpid(), up, cpu, up > 0 ? 100 * cpu / up : 0, nr, nr == 1 ? "" : "s",
+			bwap_kernel_mode_name(bwap_kernel_mode()), conf.tuner.step,
 			conf.tuner.samples, conf.tuner.interval, conf.tuner.trim, conf.tuner.drift, matrix->source);
+	}
 	for (int i = 0; i < MAX_TARGETS; i++) {
 		struct target *t = &targets[i];
-		struct bwap_pagedist d;
+		struct bwap_pagedist d = { 0 };
 		long tgt[BWAP_MAX_NODES] = { 0 };
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
 		int have_pages;
 		char err[256];
+		const char *idle;
 
 		if (!t->used)
 			continue;
@@ -502,30 +571,17 @@ void status_print(FILE *f, int json)
 		have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
 		if (have_pages)
 			bwap_pagedist_targets(&d, wb, tgt);
+		idle = idle_reason(t, &d, have_pages);
 		if (json) {
-			fprintf(f, "%s\n  {\"pid\": %d, \"comm\": \"%s\", \"how\": \"%s\", \"workers\": \"%s\", "
-				   "\"state\": \"%s\", \"signal\": \"%s\", \"modelled\": %s, \"dwp\": %.3f, "
-				   "\"best_dwp\": %.3f, \"best_metric\": %.9g, \"last_metric\": %.9g, \"searches\": %d, "
-				   "\"measurements\": %ld, \"pushes\": %ld, \"pages_moved\": %ld, \"pages_not_moved\": %ld, "
-				   "\"protect_pid\": %d, \"dwp_floor\": %.3f, \"weights\": [",
-				first ? "" : ",", t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)),
-				state_name(t), t->sig.label, t->sig.kind == BWAP_SIGNAL_MODEL ? "true" : "false",
-				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.last_metric,
-				t->cs.t.searches, t->cs.t.nr_points, t->pushes, t->moved, t->not_moved,
-				t->protect_pid, t->cs.floor);
-			for (int n = 0; n < matrix->nr_nodes; n++)
-				fprintf(f, "%s%u", n ? ", " : "", wb[n]);
-			fprintf(f, "], \"pages\": [");
-			for (int n = 0; n < matrix->nr_nodes; n++)
-				fprintf(f, "%s{\"node\": %d, \"target\": %ld, \"actual\": %ld}", n ? ", " : "", n,
-					tgt[n], have_pages ? d.pages[n] : 0);
-			fprintf(f, "]}");
+			json_object_array_add(list, target_json(t, wb, tgt, &d, have_pages));
 		} else {
 			fprintf(f, "\npid %d (%s, %s): workers %s, %s, DWP %.3f (best %.3f, metric %.6g), "
 				   "search %d, %ld measurements, %ld pushes, %ld pages moved\n  signal: %s\n",
 				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
 				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
 				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
+			if (idle[0])
+				fprintf(f, "  hint: %s\n", idle);
 			if (t->protect_pid)
 				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->cs.floor);
 			fprintf(f, "  %-6s %7s %10s %10s\n", "node", "weight", "target", "actual");
@@ -534,10 +590,13 @@ void status_print(FILE *f, int json)
 		}
 		if (have_pages)
 			bwap_pagedist_free(&d);
-		first = 0;
 	}
-	if (json)
-		fprintf(f, "%s]}\n", first ? "" : "\n");
+	if (json) {
+		json_object_object_add(root, "targets", list);
+		fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_SPACED |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	}
 }
 
 /* ---- cgroup ----------------------------------------------------------- */

@@ -68,6 +68,9 @@ struct bwap_topology {
 int bwap_topology_read(struct bwap_topology *t, const char *root, char *err, size_t errlen);
 void bwap_topology_print(const struct bwap_topology *t, FILE *f);
 void bwap_topology_print_json(const struct bwap_topology *t, FILE *f);
+struct json_object;
+/* The topology as a json-c object (caller puts it), for --json outputs. */
+struct json_object *bwap_topology_json(const struct bwap_topology *t);
 /* CPUs of all nodes in set into cpus[BWAP_MAX_CPUS]; returns how many. */
 int bwap_topology_cpus_of(const struct bwap_topology *t, bwap_nodeset set, unsigned char *cpus);
 
@@ -147,6 +150,16 @@ int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir
 int bwap_sysfs_weights_restore(const char *state_dir, char *err, size_t errlen);
 
 /* ---- mempolicy.c: raw syscalls, no libnuma ---------------------------- */
+
+/*
+ * What the running kernel offers: the BWAP series (set_mempolicy2 and
+ * process_mpol_reweight), a stock kernel with weighted interleave (mode 6
+ * and the global sysfs table, 6.9+), or a stock kernel without it.
+ */
+enum bwap_kernel_mode { BWAP_KERNEL_STOCK, BWAP_KERNEL_STOCK_WI, BWAP_KERNEL_SERIES };
+enum bwap_kernel_mode bwap_kernel_mode(void);
+/* "BWAP series", "stock with weighted interleave", "stock" */
+const char *bwap_kernel_mode_name(enum bwap_kernel_mode m);
 
 long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long *mask,
 		    unsigned long maxnode, unsigned int flags);

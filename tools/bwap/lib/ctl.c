@@ -44,9 +44,13 @@ int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		int e = errno;
 
-		snprintf(err, errlen, "cannot reach bwapd at %s: %s (is bwapd running with "
-			 "--state-dir %s? start it with 'bwapd' or 'systemctl start bwapd')",
-			 path, strerror(e), state_dir);
+		if (e == EACCES || e == EPERM)
+			snprintf(err, errlen, "cannot reach bwapd at %s: %s (the socket or its directory is "
+				 "not open to this user; ask the administrator, or run as root)", path, strerror(e));
+		else
+			snprintf(err, errlen, "cannot reach bwapd at %s: %s (is bwapd running with "
+				 "--state-dir %s? start it with 'bwapd' or 'systemctl start bwapd')",
+				 path, strerror(e), state_dir);
 		close(fd);
 		errno = e;
 		return -1;

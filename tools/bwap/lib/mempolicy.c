@@ -114,3 +114,21 @@ int bwap_pin_to_cpus(int tid, const unsigned char *cpus)
 	CPU_FREE(set);
 	return ret;
 }
+
+enum bwap_kernel_mode bwap_kernel_mode(void)
+{
+	/* NULL args: a kernel with the call says EFAULT or EINVAL, one without ENOSYS */
+	if (syscall(__NR_get_mempolicy2, NULL, 0UL, 0UL, 0UL) < 0 && errno != ENOSYS &&
+	    syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0) < 0 && errno != ENOSYS)
+		return BWAP_KERNEL_SERIES;
+	if (!access(getenv("BWAP_SYSFS_WEIGHTS") && *getenv("BWAP_SYSFS_WEIGHTS") ?
+		    getenv("BWAP_SYSFS_WEIGHTS") : BWAP_SYSFS_WEIGHTS, F_OK))
+		return BWAP_KERNEL_STOCK_WI;
+	return BWAP_KERNEL_STOCK;
+}
+
+const char *bwap_kernel_mode_name(enum bwap_kernel_mode m)
+{
+	return m == BWAP_KERNEL_SERIES ? "BWAP series" :
+	       m == BWAP_KERNEL_STOCK_WI ? "stock with weighted interleave" : "stock";
+}

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "bwap.h"
 
 #define NODE_DIR "sys/devices/system/node"
@@ -206,6 +208,7 @@ void bwap_topology_print(const struct bwap_topology *t, FILE *f)
 	char buf[1024];
 	int cls, any_hmat = 0;
 
+	fprintf(f, "kernel: %s\n", bwap_kernel_mode_name(bwap_kernel_mode()));
 	fprintf(f, "%-5s %-12s %12s %12s\n", "node", "cpus", "mem MiB", "free MiB");
 	for (int id = 0; id < t->nr_nodes; id++) {
 		const struct bwap_node *n = &t->node[id];
@@ -259,66 +262,77 @@ void bwap_topology_print(const struct bwap_topology *t, FILE *f)
 		   "other initiators is not reported (see bwapctl(1), MATRIX SOURCES).\n");
 }
 
-static void json_long(FILE *f, const char *key, long v, int comma)
+/* A count, or null where sysfs does not say (negative). */
+static struct json_object *json_count(long v)
 {
-	if (v < 0)
-		fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
-	else
-		fprintf(f, "\"%s\": %ld%s", key, v, comma ? ", " : "");
+	return v < 0 ? NULL : json_object_new_int64(v);
+}
+
+static struct json_object *json_node_list(bwap_nodeset s)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int m = 0; m < BWAP_MAX_NODES; m++)
+		if (bwap_nodeset_has(s, m))
+			json_object_array_add(a, json_object_new_int(m));
+	return a;
+}
+
+struct json_object *bwap_topology_json(const struct bwap_topology *t)
+{
+	struct json_object *root = json_object_new_object(), *nodes = json_object_new_array();
+
+	for (int id = 0; id < t->nr_nodes; id++) {
+		const struct bwap_node *n = &t->node[id];
+		struct json_object *o, *cpus, *dist;
+		char key[16];
+
+		if (!bwap_nodeset_has(t->online, id))
+			continue;
+		o = json_object_new_object();
+		cpus = json_object_new_array();
+		dist = json_object_new_object();
+		json_object_object_add(o, "id", json_object_new_int(id));
+		for (int c = 0; c < BWAP_MAX_CPUS; c++)
+			if (n->cpus[c])
+				json_object_array_add(cpus, json_object_new_int(c));
+		json_object_object_add(o, "cpus", cpus);
+		json_object_object_add(o, "mem_total_kb", json_object_new_int64(n->mem_total_kb));
+		json_object_object_add(o, "mem_free_kb", json_object_new_int64(n->mem_free_kb));
+		for (int m = 0; m < t->nr_nodes; m++) {
+			if (!bwap_nodeset_has(t->online, m))
+				continue;
+			snprintf(key, sizeof(key), "%d", m);
+			json_object_object_add(dist, key, json_object_new_int(n->distance[m]));
+		}
+		json_object_object_add(o, "distance", dist);
+		for (int cls = 0; cls < 2; cls++) {
+			const struct bwap_hmat_access *a = &n->access[cls];
+			struct json_object *acc = NULL;
+
+			if (a->present) {
+				acc = json_object_new_object();
+				json_object_object_add(acc, "initiators", json_node_list(a->initiators));
+				json_object_object_add(acc, "read_bandwidth_mibs", json_count(a->read_bw));
+				json_object_object_add(acc, "write_bandwidth_mibs", json_count(a->write_bw));
+				json_object_object_add(acc, "read_latency_ns", json_count(a->read_lat));
+				json_object_object_add(acc, "write_latency_ns", json_count(a->write_lat));
+			}
+			snprintf(key, sizeof(key), "access%d", cls);
+			json_object_object_add(o, key, acc);
+		}
+		json_object_array_add(nodes, o);
+	}
+	json_object_object_add(root, "kernel", json_object_new_string(bwap_kernel_mode_name(bwap_kernel_mode())));
+	json_object_object_add(root, "nodes", nodes);
+	return root;
 }
 
 void bwap_topology_print_json(const struct bwap_topology *t, FILE *f)
 {
-	int first = 1;
+	struct json_object *root = bwap_topology_json(t);
 
-	fprintf(f, "{\n  \"nodes\": [\n");
-	for (int id = 0; id < t->nr_nodes; id++) {
-		const struct bwap_node *n = &t->node[id];
-		int firstc = 1, firstd = 1;
-
-		if (!bwap_nodeset_has(t->online, id))
-			continue;
-		fprintf(f, "%s    {\"id\": %d, \"cpus\": [", first ? "" : ",\n", id);
-		first = 0;
-		for (int c = 0; c < BWAP_MAX_CPUS; c++) {
-			if (!n->cpus[c])
-				continue;
-			fprintf(f, "%s%d", firstc ? "" : ", ", c);
-			firstc = 0;
-		}
-		fprintf(f, "], \"mem_total_kb\": %lld, \"mem_free_kb\": %lld, \"distance\": {",
-			n->mem_total_kb, n->mem_free_kb);
-		for (int m = 0; m < t->nr_nodes; m++) {
-			if (!bwap_nodeset_has(t->online, m))
-				continue;
-			fprintf(f, "%s\"%d\": %d", firstd ? "" : ", ", m, n->distance[m]);
-			firstd = 0;
-		}
-		fprintf(f, "}");
-		for (int cls = 0; cls < 2; cls++) {
-			const struct bwap_hmat_access *a = &n->access[cls];
-			int firsti = 1;
-
-			fprintf(f, ",\n      \"access%d\": ", cls);
-			if (!a->present) {
-				fprintf(f, "null");
-				continue;
-			}
-			fprintf(f, "{\"initiators\": [");
-			for (int m = 0; m < BWAP_MAX_NODES; m++) {
-				if (!bwap_nodeset_has(a->initiators, m))
-					continue;
-				fprintf(f, "%s%d", firsti ? "" : ", ", m);
-				firsti = 0;
-			}
-			fprintf(f, "], ");
-			json_long(f, "read_bandwidth_mibs", a->read_bw, 1);
-			json_long(f, "write_bandwidth_mibs", a->write_bw, 1);
-			json_long(f, "read_latency_ns", a->read_lat, 1);
-			json_long(f, "write_latency_ns", a->write_lat, 0);
-			fprintf(f, "}");
-		}
-		fprintf(f, "}");
-	}
-	fprintf(f, "\n  ]\n}\n");
+	fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
 }
