@@ -38,7 +38,7 @@ static int report_search(const char *what, const char *state_dir, const char *ou
 		snprintf(path, sizeof(path), "%s", what);
 	n = bwap_curve_read_log(path, pts, BWAP_TUNER_MAX_HISTORY, &settled, name, sizeof(name), err,
 				sizeof(err));
-	if (n < 0 || bwap_curve_png(out, pts, n, &settled, err, sizeof(err))) {
+	if (n < 0 || bwap_curve_png(out, pts, n, &settled, name, path, err, sizeof(err))) {
 		cli_error("report", "%s", err);
 		return 1;
 	}

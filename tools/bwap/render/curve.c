@@ -15,92 +15,41 @@
 
 #include "render.h"
 
-#define W 640
-#define H 400
-#define ML 70		/* left margin: y labels */
+#define W 720
+#define H 460
+#define ML 90		/* left margin: y labels and the y axis name */
 #define MR 20
-#define MT 20
-#define MB 40		/* bottom margin: x labels */
+#define MT 70		/* top margin: title, source, legend */
+#define MB 56		/* bottom margin: x labels and the x axis name */
 #define FONT 2
 
-struct img {
-	unsigned char px[W * H * 3];
-};
-
-static void dot(struct img *g, int x, int y, const unsigned char *c)
-{
-	if (x >= 0 && y >= 0 && x < W && y < H)
-		memcpy(g->px + (y * W + x) * 3, c, 3);
-}
-
-static void box(struct img *g, int x, int y, int r, const unsigned char *c)
-{
-	for (int dy = -r; dy <= r; dy++)
-		for (int dx = -r; dx <= r; dx++)
-			dot(g, x + dx, y + dy, c);
-}
-
-static void line(struct img *g, int x0, int y0, int x1, int y1, const unsigned char *c)
-{
-	int n = abs(x1 - x0) > abs(y1 - y0) ? abs(x1 - x0) : abs(y1 - y0);
-
-	for (int i = 0; i <= n; i++)
-		dot(g, x0 + (n ? (x1 - x0) * i / n : 0), y0 + (n ? (y1 - y0) * i / n : 0), c);
-}
-
-/* Digits, '.', '-' and 'e' in a 3x5 grid; bit 2 is the left column. */
-static void label(struct img *g, int x, int y, const char *s, const unsigned char *c)
-{
-	static const char chars[] = "0123456789.-e";
-	static const unsigned char rows[][5] = {
-		{ 7, 5, 5, 5, 7 }, { 2, 6, 2, 2, 7 }, { 7, 1, 7, 4, 7 }, { 7, 1, 7, 1, 7 },
-		{ 5, 5, 7, 1, 1 }, { 7, 4, 7, 1, 7 }, { 7, 4, 7, 5, 7 }, { 7, 1, 1, 1, 1 },
-		{ 7, 5, 7, 5, 7 }, { 7, 5, 7, 1, 7 }, { 0, 0, 0, 0, 2 }, { 0, 0, 7, 0, 0 },
-		{ 0, 7, 5, 6, 7 },
-	};
-
-	for (; *s; s++, x += 4 * FONT) {
-		const char *p = strchr(chars, *s);
-
-		if (!p)
-			continue;
-		for (int r = 0; r < 5; r++)
-			for (int col = 0; col < 3; col++)
-				if (rows[p - chars][r] & (4 >> col))
-					for (int a = 0; a < FONT; a++)
-						for (int b = 0; b < FONT; b++)
-							dot(g, x + col * FONT + a, y + r * FONT + b, c);
-	}
-}
-
 int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
-		   const struct bwap_tuner_point *settled, char *err, size_t errlen)
+		   const struct bwap_tuner_point *settled, const char *metric, const char *source,
+		   char *err, size_t errlen)
 {
 	static const unsigned char black[3] = { 0, 0, 0 }, grid[3] = { 225, 225, 225 },
 		grey[3] = { 160, 160, 160 };
 	static const unsigned char palette[][3] = {
 		{ 31, 119, 180 }, { 214, 39, 40 }, { 44, 160, 44 }, { 255, 127, 14 }, { 148, 103, 189 },
 	};
-	struct img *g;
+	struct bwap_canvas g;
 	double lo = INFINITY, hi = -INFINITY;
-	char buf[32];
-	FILE *f;
-	int px = -1, py = -1, ret;
+	char buf[300];
+	int px = -1, py = -1, ret, searches = 0;
 
 	if (n <= 0) {
 		snprintf(err, errlen, "no measurements to plot (has the target finished one step? "
 			 "each takes samples x interval seconds)");
 		return -1;
 	}
-	g = malloc(sizeof(*g));
-	if (!g) {
+	if (bwap_canvas_init(&g, W, H, FONT)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	memset(g->px, 255, sizeof(g->px));
 	for (int i = 0; i < n; i++) {
 		lo = fmin(lo, pts[i].metric);
 		hi = fmax(hi, pts[i].metric);
+		searches = pts[i].search + 1 > searches ? pts[i].search + 1 : searches;
 	}
 	if (hi - lo < 1e-12 * fmax(1, fabs(hi))) {
 		hi += fmax(fabs(hi) * 0.05, 1e-9);
@@ -111,33 +60,47 @@ int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
 		hi += pad;
 		lo -= pad;
 	}
+	bwap_canvas_text(&g, 10, 8, "BWAPD: DWP SEARCH (LOWER IS BETTER)", black);
+	snprintf(buf, sizeof(buf), "%d MEASUREMENTS FROM %s", n, source);
+	bwap_canvas_text(&g, 10, 24, buf, black);
+	/* legend: one colour per search, grey for monitoring, the ring where it settled */
+	for (int s = 0; s < searches && s < 5; s++) {
+		bwap_canvas_rect(&g, 10 + s * 110, 44, 10, 10, palette[s]);
+		snprintf(buf, sizeof(buf), "SEARCH %d", s + 1);
+		bwap_canvas_text(&g, 24 + s * 110, 44, buf, black);
+	}
+	bwap_canvas_rect(&g, 10 + 5 * 110 - 40, 44, 10, 10, grey);
+	bwap_canvas_text(&g, 24 + 5 * 110 - 40, 44, "SETTLED", black);
 	/* grid every 0.1 DWP and at quarters of the metric range */
 	for (int i = 0; i <= 10; i++) {
 		int x = ML + (W - ML - MR) * i / 10;
 
-		line(g, x, MT, x, H - MB, grid);
+		bwap_canvas_line(&g, x, MT, x, H - MB, grid);
 		if (i % 5 == 0) {
 			snprintf(buf, sizeof(buf), "%.1f", i / 10.0);
-			label(g, x - 10, H - MB + 10, buf, black);
+			bwap_canvas_text(&g, x - 10, H - MB + 8, buf, black);
 		}
 	}
+	bwap_canvas_text(&g, ML + 120, H - MB + 28, "DWP (DATA-TO-WORKER PROXIMITY, 0 = CANONICAL)", black);
 	for (int i = 0; i <= 4; i++) {
 		int y = MT + (H - MT - MB) * i / 4;
 
-		line(g, ML, y, W - MR, y, grid);
+		bwap_canvas_line(&g, ML, y, W - MR, y, grid);
 		snprintf(buf, sizeof(buf), "%.4g", hi - (hi - lo) * i / 4);
-		label(g, 4, y - 5, buf, black);
+		bwap_canvas_text(&g, 26, y - 5, buf, black);
 	}
-	line(g, ML, H - MB, W - MR, H - MB, black);
-	line(g, ML, MT, ML, H - MB, black);
+	snprintf(buf, sizeof(buf), "%.40s", metric && *metric ? metric : "METRIC");
+	bwap_canvas_text_up(&g, 6, H - MB - 10, buf, black);
+	bwap_canvas_line(&g, ML, H - MB, W - MR, H - MB, black);
+	bwap_canvas_line(&g, ML, MT, ML, H - MB, black);
 	for (int i = 0; i < n; i++) {
 		int x = ML + (int)lround(pts[i].dwp * (W - ML - MR));
 		int y = MT + (int)lround((hi - pts[i].metric) / (hi - lo) * (H - MT - MB));
 		const unsigned char *c = pts[i].settled ? grey : palette[pts[i].search % 5];
 
 		if (px >= 0)
-			line(g, px, py, x, y, c);
-		box(g, x, y, 3, c);
+			bwap_canvas_line(&g, px, py, x, y, c);
+		bwap_canvas_rect(&g, x - 3, y - 3, 7, 7, c);
 		px = x;
 		py = y;
 	}
@@ -145,21 +108,11 @@ int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
 		int x = ML + (int)lround(settled->dwp * (W - ML - MR));
 		int y = MT + (int)lround((hi - settled->metric) / (hi - lo) * (H - MT - MB));
 
-		box(g, x, y, 7, black);
-		box(g, x, y, 5, palette[settled->search % 5]);
+		bwap_canvas_rect(&g, x - 7, y - 7, 15, 15, black);
+		bwap_canvas_rect(&g, x - 5, y - 5, 11, 11, palette[settled->search % 5]);
 	}
-	f = fopen(path, "wb");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		free(g);
-		return -1;
-	}
-	ret = bwap_png_write(f, g->px, W, H);
-	if (fclose(f) || ret) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		ret = -1;
-	}
-	free(g);
+	ret = bwap_canvas_write_png(&g, path, err, errlen);
+	bwap_canvas_free(&g);
 	return ret;
 }
 

@@ -13,53 +13,12 @@
 
 #include "render.h"
 
-#define CELL 44
-#define MARGIN 28
+#define CELL 48
+#define MARGIN 24
 #define BAR_W 30
-#define CHART_H 220
-#define SCALE 2		/* font pixels */
-
-struct canvas {
-	int w, h;
-	unsigned char *px;
-};
-
-/* 3x5 glyphs, one row per nibble (bit 2 = left column). */
-static const char glyph_chars[] = "0123456789.%-wn";
-static const unsigned char glyphs[][5] = {
-	{ 7, 5, 5, 5, 7 }, { 2, 6, 2, 2, 7 }, { 7, 1, 7, 4, 7 }, { 7, 1, 7, 1, 7 },
-	{ 5, 5, 7, 1, 1 }, { 7, 4, 7, 1, 7 }, { 7, 4, 7, 5, 7 }, { 7, 1, 1, 1, 1 },
-	{ 7, 5, 7, 5, 7 }, { 7, 5, 7, 1, 7 }, { 0, 0, 0, 0, 2 }, { 5, 1, 2, 4, 5 },
-	{ 0, 0, 7, 0, 0 }, { 0, 5, 5, 7, 5 }, { 0, 6, 5, 5, 5 },
-};
-
-static void put(struct canvas *c, int x, int y, const unsigned char *rgb)
-{
-	if (x < 0 || y < 0 || x >= c->w || y >= c->h)
-		return;
-	memcpy(c->px + ((size_t)y * c->w + x) * 3, rgb, 3);
-}
-
-static void rect(struct canvas *c, int x0, int y0, int w, int h, const unsigned char *rgb)
-{
-	for (int y = y0; y < y0 + h; y++)
-		for (int x = x0; x < x0 + w; x++)
-			put(c, x, y, rgb);
-}
-
-static void text(struct canvas *c, int x, int y, const char *s, const unsigned char *rgb)
-{
-	for (; *s; s++, x += 4 * SCALE) {
-		const char *g = strchr(glyph_chars, *s);
-
-		if (!g || !*s)
-			continue;
-		for (int r = 0; r < 5; r++)
-			for (int col = 0; col < 3; col++)
-				if (glyphs[g - glyph_chars][r] & (4 >> col))
-					rect(c, x + col * SCALE, y + r * SCALE, SCALE, SCALE, rgb);
-	}
-}
+#define CHART_H 240
+#define SCALE 2		/* font pixels per glyph pixel: glyphs are 6x10 */
+#define LINE 16		/* text line height */
 
 /* t in [0,1] to a blue -> yellow -> red ramp. */
 static void ramp(double t, unsigned char *rgb)
@@ -76,82 +35,98 @@ static void ramp(double t, unsigned char *rgb)
 	}
 }
 
+/*
+ * Layout, top to bottom: title; workers and matrix source; then the
+ * heatmap (left) with its axis names and unit, and the bar chart (right)
+ * with its axes and a legend.
+ */
 int bwap_report_png(const char *path, const struct bwap_matrix *m, const struct bwap_weights *w,
 		    bwap_nodeset workers, char *err, size_t errlen)
 {
 	static const unsigned char white[3] = { 255, 255, 255 }, black[3] = { 0, 0, 0 },
 		grey[3] = { 200, 200, 200 }, orange[3] = { 240, 140, 30 }, blue[3] = { 60, 110, 200 };
-	int n = m->nr_nodes, heat_w = MARGIN + n * CELL, chart_x = heat_w + 2 * MARGIN;
+	int n = m->nr_nodes, top = MARGIN + 3 * LINE, heat_x = MARGIN + 3 * LINE;
+	int heat_w = n * CELL, chart_x = heat_x + heat_w + 5 * LINE, chart_w = n * (BAR_W + 12);
+	int body_h, ret;
 	double lo = INFINITY, hi = 0, smax = 0;
-	struct canvas c;
-	char label[32];
-	FILE *f;
-	int ret;
+	struct bwap_canvas c;
+	char label[64], line[600], ws[256];
 
-	c.w = chart_x + n * (BAR_W + 12) + MARGIN;
-	c.h = MARGIN + (n * CELL > CHART_H + 40 ? n * CELL : CHART_H + 40) + MARGIN;
-	c.px = malloc((size_t)c.w * c.h * 3);
-	if (!c.px) {
-		snprintf(err, errlen, "out of memory for a %dx%d picture", c.w, c.h);
-		return -1;
+	body_h = 2 * LINE + (n * CELL > CHART_H ? n * CELL : CHART_H) + 4 * LINE;
+	snprintf(line, sizeof(line), "WORKERS: NODES %s   MATRIX: %s",
+		 workers ? bwap_nodeset_format(workers, ws, sizeof(ws)) : "(NONE)", m->source);
+	{
+		int need = chart_x + chart_w + 16 * 4 * SCALE + MARGIN, text_w = MARGIN + (int)strlen(line) * 4 * SCALE + MARGIN;
+
+		if (bwap_canvas_init(&c, need > text_w ? need : text_w, top + body_h + MARGIN, SCALE)) {
+			snprintf(err, errlen, "out of memory for a report picture");
+			return -1;
+		}
 	}
-	memset(c.px, 255, (size_t)c.w * c.h * 3);
+	bwap_canvas_text(&c, MARGIN, MARGIN, w ? "BWAP: BANDWIDTH MATRIX AND CANONICAL WEIGHTS" :
+			 "BWAP: BANDWIDTH MATRIX", black);
+	bwap_canvas_text(&c, MARGIN, MARGIN + LINE + 4, line, black);
 	for (int r = 0; r < n; r++)
 		for (int col = 0; col < n; col++)
 			if (m->bw[r][col] >= 0) {
 				lo = fmin(lo, m->bw[r][col]);
 				hi = fmax(hi, m->bw[r][col]);
 			}
-	/* heatmap: node numbers along the top and the left */
+	/* heatmap: columns are memory nodes, rows CPU nodes; cells in GB/s */
+	bwap_canvas_text(&c, heat_x, top, "MEMORY NODE", black);
+	bwap_canvas_text_up(&c, MARGIN, top + 2 * LINE + n * CELL / 2 + 30, "CPU NODE", black);
 	for (int i = 0; i < n; i++) {
 		snprintf(label, sizeof(label), "%d", i);
-		text(&c, MARGIN + i * CELL + CELL / 2 - 3, MARGIN - 14, label, black);
-		text(&c, MARGIN - 14, MARGIN + i * CELL + CELL / 2 - 5, label, black);
+		bwap_canvas_text(&c, heat_x + i * CELL + CELL / 2 - 3, top + LINE + 2, label, black);
+		bwap_canvas_text(&c, heat_x - 16, top + 2 * LINE + i * CELL + CELL / 2 - 5, label, black);
 	}
 	for (int r = 0; r < n; r++) {
 		for (int col = 0; col < n; col++) {
-			int x = MARGIN + col * CELL, y = MARGIN + r * CELL;
+			int x = heat_x + col * CELL, y = top + 2 * LINE + r * CELL;
 			unsigned char rgb[3];
 
 			if (m->bw[r][col] < 0) {
-				rect(&c, x, y, CELL - 2, CELL - 2, grey);
-				text(&c, x + 14, y + 16, "-", black);
+				bwap_canvas_rect(&c, x, y, CELL - 2, CELL - 2, grey);
+				bwap_canvas_text(&c, x + 18, y + 18, "-", black);
 				continue;
 			}
 			ramp(hi > lo ? (m->bw[r][col] - lo) / (hi - lo) : 1, rgb);
-			rect(&c, x, y, CELL - 2, CELL - 2, rgb);
+			bwap_canvas_rect(&c, x, y, CELL - 2, CELL - 2, rgb);
 			snprintf(label, sizeof(label), "%.1f", m->bw[r][col] / 1000);
-			text(&c, x + 3, y + 16, label, rgb[1] > 150 ? black : white);
+			bwap_canvas_text(&c, x + 4, y + 18, label, rgb[1] > 150 ? black : white);
 		}
 	}
-	/* bar chart of the quantised shares */
+	bwap_canvas_text(&c, heat_x, top + 2 * LINE + n * CELL + 8, "READ BANDWIDTH, GB/S", black);
+	bwap_canvas_text(&c, heat_x, top + 3 * LINE + n * CELL + 8, "(CPU NODE READING MEMORY NODE)", black);
+	/* bar chart of the quantised shares, with axes and a legend */
 	if (w) {
+		int base = top + 2 * LINE + CHART_H;
+
 		for (int i = 0; i < w->nr_nodes; i++)
 			smax = fmax(smax, w->qshare[i]);
-		rect(&c, chart_x - 4, MARGIN + CHART_H, w->nr_nodes * (BAR_W + 12) + 4, 2, black);
+		bwap_canvas_text(&c, chart_x, top, "SHARE OF PAGES PER NODE, %", black);
+		bwap_canvas_rect(&c, chart_x - 6, top + 2 * LINE, 2, CHART_H, black);
+		bwap_canvas_rect(&c, chart_x - 6, base, chart_w + 6, 2, black);
 		for (int i = 0; i < w->nr_nodes; i++) {
 			int x = chart_x + i * (BAR_W + 12);
 			int h = smax > 0 ? (int)lround(w->qshare[i] / smax * (CHART_H - 20)) : 0;
 
-			rect(&c, x, MARGIN + CHART_H - h, BAR_W, h,
-			     bwap_nodeset_has(workers, i) ? orange : blue);
+			bwap_canvas_rect(&c, x, base - h, BAR_W, h, bwap_nodeset_has(workers, i) ? orange : blue);
 			snprintf(label, sizeof(label), "%.1f", 100 * w->qshare[i]);
-			text(&c, x, MARGIN + CHART_H - h - 14, label, black);
-			snprintf(label, sizeof(label), "n%d", i);
-			text(&c, x + 4, MARGIN + CHART_H + 8, label, black);
+			bwap_canvas_text(&c, x, base - h - 14, label, black);
+			snprintf(label, sizeof(label), "%d", i);
+			bwap_canvas_text(&c, x + BAR_W / 2 - 3, base + 8, label, black);
+			snprintf(label, sizeof(label), "W%u", w->w[i]);
+			bwap_canvas_text(&c, x, base + 8 + LINE, bwap_nodeset_has(w->nodes, i) ? label : "", black);
 		}
+		bwap_canvas_text(&c, chart_x, base + 8 + 2 * LINE, "NODE (W = WEIGHT)", black);
+		/* legend, right of the bars */
+		bwap_canvas_rect(&c, chart_x + chart_w + 12, top + 2 * LINE, 12, 12, orange);
+		bwap_canvas_text(&c, chart_x + chart_w + 30, top + 2 * LINE + 1, "WORKER NODE", black);
+		bwap_canvas_rect(&c, chart_x + chart_w + 12, top + 3 * LINE + 4, 12, 12, blue);
+		bwap_canvas_text(&c, chart_x + chart_w + 30, top + 3 * LINE + 5, "OTHER NODE", black);
 	}
-	f = fopen(path, "wb");
-	if (!f) {
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-		free(c.px);
-		return -1;
-	}
-	ret = bwap_png_write(f, c.px, c.w, c.h);
-	if (fclose(f) || ret) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		ret = -1;
-	}
-	free(c.px);
+	ret = bwap_canvas_write_png(&c, path, err, errlen);
+	bwap_canvas_free(&c);
 	return ret;
 }
