@@ -11,7 +11,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "bwapctl.h"
 
@@ -22,7 +24,13 @@ static void help(FILE *f)
 		   "and with BWAP's canonical weights for SET as its own weighted-interleave\n"
 		   "policy (set_mempolicy2; the global sysfs table is not touched).  The\n"
 		   "policy and the CPU mask are inherited by the program's threads and\n"
-		   "children.  Needs a kernel with the BWAP mempolicy2 series.\n\n"
+		   "children.\n\n"
+		   "On a kernel without the BWAP series (portable mode) the program starts\n"
+		   "under uniform interleave (or, with --global, weighted interleave over the\n"
+		   "global table set to the weights), and bwapctl stays as its parent to move\n"
+		   "its pages to the exact weighted shares with move_pages(2), moving only\n"
+		   "the pages above their node's share.  'bwapctl topology' says which\n"
+		   "kernel this is.\n\n"
 		   "  --workers SET     worker nodes, e.g. 0,1\n"
 		   "  --dwp X           data-to-worker proximity 0..1: non-worker shares are\n"
 		   "                    scaled by 1-X, keeping ratios within each group\n"
@@ -39,6 +47,10 @@ static void help(FILE *f)
 		   "  --progress FILE   the program counts its work in FILE (8-byte counter,\n"
 		   "                    see bwapd(8)); exported to it as BWAP_PROGRESS\n"
 		   "  --protect PID     bwapd's co-scheduled mode: protect PID first\n"
+		   "  --global          portable mode: set the global weighted-interleave table\n"
+		   "                    (saved; 'bwapctl weights --restore-sysfs' puts it back)\n"
+		   "  --place-interval S  portable mode: place the pages every S seconds\n"
+		   "                    (default 1; 0 = leave it to bwapd or 'bwapctl place')\n"
 		   "%s"
 		   "  -h, --help        this text\n\n"
 		   "Example: bwapctl run --workers 0,1 -- ./stream\n", matrix_opts_help);
@@ -60,6 +72,85 @@ static int progress_file(const char *path)
 	return setenv("BWAP_PROGRESS", path, 1);
 }
 
+/*
+ * Portable mode, for kernels without the BWAP series: the program starts
+ * under uniform interleave over the weights' nodes (or, with --global,
+ * mode 6 over the global table set to the weights), and this process
+ * stays as its parent to place its pages at the exact weighted shares
+ * with move_pages every interval seconds (0: never; bwapd or 'bwapctl
+ * place' do it).  If bwapd tunes the program, bwapd places its pages and
+ * this process only waits.  Returns the program's exit status.
+ */
+static int run_portable(const struct bwap_weights *w, char **prog, const char *state_dir, int global,
+			double interval, int quiet, int tune, const char *extra, const char *source)
+{
+	int sync[2], status, registered = 0;
+	char err[4500], flag;
+	pid_t child;
+
+	if (global && bwap_sysfs_weights_apply(w, state_dir, err, sizeof(err))) {
+		cli_error("run", "--global: %s", err);
+		return 1;
+	}
+	if (bwap_set_own_interleave(w->nodes, global)) {
+		cli_error("run", "set_mempolicy(%s): %s", global ? "MPOL_WEIGHTED_INTERLEAVE" : "MPOL_INTERLEAVE",
+			  strerror(errno));
+		return 1;
+	}
+	if (!quiet)
+		fprintf(stderr, "bwapctl run: kernel without the BWAP series: portable mode, %s, then pages "
+			"placed with move_pages%s\n", global ? "weighted interleave over the global table" :
+			"uniform interleave", interval > 0 ? " every interval" : " by bwapd or 'bwapctl place'");
+	/* the child says 'r' if bwapd took it; the pipe closes at its exec */
+	if (pipe2(sync, O_CLOEXEC)) {
+		cli_error("run", "pipe: %s", strerror(errno));
+		return 1;
+	}
+	child = fork();
+	if (child < 0) {
+		cli_error("run", "fork: %s", strerror(errno));
+		return 1;
+	}
+	if (!child) {
+		int r;
+
+		close(sync[0]);
+		r = tune >= 0 ? daemon_register(state_dir, tune > 0, extra) : 0;
+		if (r < 0)
+			_exit(1);
+		if (r > 0 && write(sync[1], "r", 1) != 1)
+			_exit(1);
+		execvp(prog[0], prog);
+		cli_error("run", "cannot run '%s': %s", prog[0], strerror(errno));
+		_exit(127);
+	}
+	close(sync[1]);
+	while (read(sync[0], &flag, 1) == 1)
+		registered = flag == 'r';
+	close(sync[0]);
+	for (;;) {
+		struct bwap_place_stats st;
+		pid_t r;
+
+		if (interval > 0 && !registered) {
+			struct timespec ts = { (time_t)interval, (long)((interval - (time_t)interval) * 1e9) };
+
+			nanosleep(&ts, NULL);
+		}
+		r = waitpid(child, &status, interval > 0 && !registered ? WNOHANG : 0);
+		if (r == child)
+			break;
+		if (r < 0 && errno != EINTR) {
+			cli_error("run", "waitpid: %s", strerror(errno));
+			return 1;
+		}
+		if (r == 0 && !bwap_place_pages(child, w, 0, &st, err, sizeof(err)) && !quiet && st.minimum)
+			fprintf(stderr, "bwapctl run: placed pid %d: %ld pages, moved %ld (minimum %ld), matrix %s\n",
+				(int)child, st.pages, st.moved, st.minimum, source);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct matrix_opts mo;
@@ -67,8 +158,10 @@ int cmd_run(int argc, char **argv)
 	struct bwap_matrix *m = NULL;
 	struct bwap_weights w;
 	bwap_nodeset workers = 0, nodes = 0;
-	double dwp = 0;
+	double dwp = 0, interval = 1;
 	long maxw = 255;
+	enum bwap_kernel_mode mode;
+	int global = 0, ret;
 	int quiet = 0, pin = 1, have_nodes = 0, prog = -1, tune = 0;
 	char extra[512] = "";
 	size_t nextra = 0;
@@ -88,6 +181,8 @@ int cmd_run(int argc, char **argv)
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "progress", required_argument, NULL, OPT_PROGRESS },
 		{ "protect", required_argument, NULL, OPT_PROTECT },
+		{ "global", no_argument, NULL, OPT_GLOBAL },
+		{ "place-interval", required_argument, NULL, OPT_PLACE_INTERVAL },
 		CLI_MATRIX_OPTIONS,
 		CLI_HELP_OPTION,
 		{ 0 }
@@ -125,6 +220,13 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_NO_PIN:
 			pin = 0;
+			break;
+		case OPT_GLOBAL:
+			global = 1;
+			break;
+		case OPT_PLACE_INTERVAL:
+			if (cli_parse_double("run", "--place-interval", optarg, 0, 3600, &interval))
+				return 2;
 			break;
 		case OPT_QUIET:
 			quiet = 1;
@@ -195,12 +297,20 @@ int cmd_run(int argc, char **argv)
 			return 1;
 		}
 	}
+	mode = bwap_kernel_mode();
+	if (global && mode != BWAP_KERNEL_STOCK_WI) {
+		cli_error("run", "--global needs a stock kernel with weighted interleave (6.9+); this one is: %s",
+			  bwap_kernel_mode_name(mode));
+		return 2;
+	}
+	if (mode != BWAP_KERNEL_SERIES) {
+		free(t);
+		ret = run_portable(&w, argv + prog, mo.state_dir, global, interval, quiet, tune, extra, m->source);
+		free(m);
+		return ret;
+	}
 	if (bwap_set_own_weights(&w)) {
-		int e = errno;
-
-		cli_error("run", "set_mempolicy2 failed: %s%s", strerror(e),
-			  e == ENOSYS ? " (this kernel lacks the BWAP mempolicy2 series; use "
-					"'bwapctl weights --apply-sysfs' with 'numactl -w NODES' instead)" : "");
+		cli_error("run", "set_mempolicy2 failed: %s", strerror(errno));
 		return 1;
 	}
 	if (!quiet) {

@@ -157,6 +157,7 @@ struct target {
 
 
 extern struct bwapd_conf conf;
+extern int portable_mode;		/* kernel without the BWAP series */
 extern struct bwap_topology *topo;
 extern struct bwap_matrix *matrix;
 extern struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */

@@ -38,6 +38,7 @@
 #include "../lib/mempolicy2.h"
 
 struct bwapd_conf conf;
+int portable_mode;		/* no BWAP series: pushes are move_pages placements */
 struct bwap_topology *topo;
 struct bwap_matrix *matrix;
 struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
@@ -248,13 +249,9 @@ static int start_up(void)
 {
 	char err[1024];
 
-	/* An invalid pidfd tells the two cases apart: EBADF = there, ENOSYS = not. */
-	if (syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0) < 0 && errno == ENOSYS) {
-		fprintf(stderr, "bwapd: this kernel has no process_mpol_reweight (syscall %d, ENOSYS); boot a "
-				"kernel with the BWAP series and CONFIG_NUMA_POLICY_WEIGHTS=y\n",
-			__NR_process_mpol_reweight);
-		return 1;
-	}
+	/* Without the series every push is a user-space placement with move_pages. */
+	portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
+	bwap_pagedist_portable(portable_mode);
 	if (bwap_state_mkdir(conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
 	    open_socket(err, sizeof(err))) {
 		fprintf(stderr, "bwapd: %s\n", err);
@@ -295,6 +292,9 @@ static void announce(int ready_fd, double *next_scan)
 	logmsg("pid %d listening on %s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
 	       getpid(), control_path(), matrix->source, conf.tuner.step, conf.tuner.samples,
 	       conf.tuner.interval, conf.tuner.trim, conf.tuner.drift);
+	logmsg("kernel: %s; %s", bwap_kernel_mode_name(bwap_kernel_mode()), portable_mode ?
+	       "portable mode: each push places the target's pages with move_pages (the minimum moves)" :
+	       "pushes with process_mpol_reweight");
 	if (bwap_perf_probe(getpid(), conf.perf_raw, perr, sizeof(perr)))
 		logmsg("no stall counters: %s; targets use the MODELLED signal (placement model fed with "
 		       "their real page counts) unless they report progress", perr);

@@ -132,6 +132,43 @@ static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
 }
 
 /* Push the weights for DWP dwp with MPOL_MF_REBALANCE; -1 drops the target. */
+/*
+ * Portable mode's push: the target's pages go to the weights' exact shares
+ * with move_pages (lib/place.c), moving the minimum.
+ */
+static int push_portable(struct target *t, double dwp, const char *why, const struct bwap_weights *w)
+{
+	struct bwap_place_stats st;
+	char err[512], ws[256], b1[256] = "", b2[256] = "";
+	size_t n1 = 0, n2 = 0;
+
+	if (bwap_place_pages(t->pid, w, 0, &st, err, sizeof(err))) {
+		logmsg("pid %d: placing pages for dwp %.3f (weights %s) failed: %s", t->pid, dwp,
+		       weights_str(w, ws, sizeof(ws)), err);
+		return kill(t->pid, 0) && errno == ESRCH ? -1 : 0;
+	}
+	bwap_signal_invalidate(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_invalidate(&t->psig);
+	t->pushes++;
+	refresh_comm(t);
+	t->moved += st.moved;
+	t->not_moved += st.failed;
+	t->pushed = *w;
+	t->pushed_dwp = dwp;
+	t->have_pushed = 1;
+	for (int i = 0; i < st.nr_nodes; i++) {
+		n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", st.after[i]);
+		n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", st.target[i]);
+	}
+	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: move_pages moved %ld of %ld pages (minimum %ld), "
+	       "not moved %ld; pages now %s, shares %s", t->pid, t->pushes, why, dwp, weights_str(w, ws, sizeof(ws)),
+	       st.moved, st.pages, st.minimum, st.failed, b1, b2);
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
+			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	return 0;
+}
+
 static int push(struct target *t, double dwp, const char *why)
 {
 	struct bwap_weights w;
@@ -140,6 +177,8 @@ static int push(struct target *t, double dwp, const char *why)
 	char err[256], ws[256];
 
 	weights_at(t, dwp, &w);
+	if (portable_mode)
+		return push_portable(t, dwp, why, &w);
 	if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
 
@@ -483,7 +522,7 @@ static const char *idle_reason(const struct target *t, const struct bwap_pagedis
 }
 
 static struct json_object *target_json(struct target *t, const unsigned char *wb, const long *tgt,
-				       const struct bwap_pagedist *d, int have_pages)
+				       const struct bwap_pagedist *d, int have_pages, const char *idle)
 {
 	struct json_object *o = json_object_new_object(), *w = json_object_new_array(),
 			   *pages = json_object_new_array();
@@ -498,7 +537,7 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "signal", json_object_new_string(t->sig.label));
 	json_object_object_add(o, "modelled", json_object_new_boolean(t->sig.kind == BWAP_SIGNAL_MODEL));
 	json_object_object_add(o, "note", json_object_new_string(t->note));
-	json_object_object_add(o, "idle_reason", json_object_new_string(idle_reason(t, d, have_pages)));
+	json_object_object_add(o, "idle_reason", json_object_new_string(idle));
 	json_object_object_add(o, "dwp", json_object_new_double(t->pushed_dwp));
 	json_object_object_add(o, "best_dwp", json_object_new_double(t->cs.t.best_dwp));
 	json_object_object_add(o, "best_metric", json_object_new_double(t->cs.t.best_metric));
@@ -559,8 +598,8 @@ void status_print(FILE *f, int json)
 		struct bwap_pagedist d = { 0 };
 		long tgt[BWAP_MAX_NODES] = { 0 };
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
-		int have_pages;
-		char err[256];
+		int have_pages, counted;
+		char err[512];
 		const char *idle;
 
 		if (!t->used)
@@ -568,12 +607,27 @@ void status_print(FILE *f, int json)
 		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
 			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
-		have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
-		if (have_pages)
-			bwap_pagedist_targets(&d, wb, tgt);
-		idle = idle_reason(t, &d, have_pages);
+		if (portable_mode) {
+			struct bwap_place_stats st;
+
+			/* a dry run of the placement: where the pages are and their shares */
+			have_pages = !bwap_place_pages(t->pid, &t->pushed, 1, &st, err, sizeof(err));
+			d.nr_nodes = matrix->nr_nodes;
+			d.total = st.pages;
+			memcpy(d.pages, st.before, sizeof(d.pages));
+			memcpy(tgt, st.target, sizeof(st.target));
+			idle = have_pages && !st.pages ? "no resident anonymous memory yet" : "";
+			counted = have_pages;
+			have_pages = 0;		/* nothing to free */
+		} else {
+			have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
+			if (have_pages)
+				bwap_pagedist_targets(&d, wb, tgt);
+			idle = idle_reason(t, &d, have_pages);
+			counted = have_pages;
+		}
 		if (json) {
-			json_object_array_add(list, target_json(t, wb, tgt, &d, have_pages));
+			json_object_array_add(list, target_json(t, wb, tgt, &d, counted, idle));
 		} else {
 			fprintf(f, "\npid %d (%s, %s): workers %s, %s, DWP %.3f (best %.3f, metric %.6g), "
 				   "search %d, %ld measurements, %ld pushes, %ld pages moved\n  signal: %s\n",
@@ -586,7 +640,7 @@ void status_print(FILE *f, int json)
 				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->cs.floor);
 			fprintf(f, "  %-6s %7s %10s %10s\n", "node", "weight", "target", "actual");
 			for (int n = 0; n < matrix->nr_nodes; n++)
-				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], have_pages ? d.pages[n] : 0);
+				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], counted ? d.pages[n] : 0);
 		}
 		if (have_pages)
 			bwap_pagedist_free(&d);

@@ -409,6 +409,8 @@ int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist 
 			   int (*is_shmem)(const char *path));
 int bwap_path_is_shmem(const char *path);
 void bwap_pagedist_free(struct bwap_pagedist *d);
+/* Portable mode: count memory under plain interleave and the default policy too. */
+void bwap_pagedist_portable(int on);
 /*
  * Largest-remainder shares of total pages over nr nodes with weights w,
  * ties to the node with more cur pages, then the lower id: exactly what
@@ -420,6 +422,28 @@ void bwap_largest_remainder(long total, const unsigned char *w, const long *cur,
  * kernel must move to reach them (sum of max(0, current - target)).
  */
 long bwap_pagedist_targets(const struct bwap_pagedist *d, const unsigned char *w, long *target);
+
+/* ---- place.c: portable mode, pages placed from user space ---------------- */
+
+struct bwap_place_stats {
+	int nr_nodes;
+	long pages;				/* resident anonymous pages seen */
+	long before[BWAP_MAX_NODES];		/* per node, from the move_pages query */
+	long target[BWAP_MAX_NODES];		/* largest-remainder shares, per mapping, summed */
+	long after[BWAP_MAX_NODES];		/* per node after the moves (a second query) */
+	long minimum;				/* sum over mappings of max(0, before - target) */
+	long moved, failed;			/* pages move_pages moved, and could not */
+};
+
+/*
+ * Place pid's resident anonymous pages at w's exact shares, moving only
+ * the minimum (dry_run: only compute).  Needs ptrace access to pid.  0 or
+ * -1 with err (errno's text).
+ */
+int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
+		     char *err, size_t errlen);
+/* set_mempolicy(MPOL_INTERLEAVE, nodes), or mode 6 over the global table if weighted. */
+long bwap_set_own_interleave(bwap_nodeset nodes, int weighted);
 
 /* ---- ctl.c: bwapd's control socket, client side -------------------- */
 

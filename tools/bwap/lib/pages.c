@@ -40,6 +40,17 @@ int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 	return bwap_pagedist_parse_ex(text, nr_nodes, d, NULL);
 }
 
+/*
+ * Portable mode: memory under plain interleave (bwapctl run's start) or
+ * the default policy counts too, since pages are placed from user space.
+ */
+static int count_interleave;
+
+void bwap_pagedist_portable(int on)
+{
+	count_interleave = on;
+}
+
 int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist *d,
 			   int (*is_shmem)(const char *path))
 {
@@ -66,7 +77,8 @@ int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist 
 		memset(&v, 0, sizeof(v));
 		/* "ADDR weighted interleave:0-3 anon=... N0=... il_weights=0:5,..." */
 		v.start = strtoul(buf, &tok, 16);
-		if (!strncmp(tok, " weighted interleave", 20))
+		if (!strncmp(tok, " weighted interleave", 20) ||
+		    (count_interleave && (!strncmp(tok, " interleave", 11) || !strncmp(tok, " default", 8))))
 			wi = 1;
 		tok = strtok_r(buf, " ", &save);
 		if (!tok)

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapctl place: portable mode's page placement, once, on a running
+ * process: its resident anonymous pages go to the exact weighted shares
+ * for the worker set, moving only the minimum (lib/place.c).  Works on any
+ * kernel with move_pages(2); 'bwapctl run' and bwapd use the same code on
+ * kernels without the BWAP series.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "bwapctl.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "Usage: bwapctl place PID --workers SET [OPTIONS]\n\n"
+		   "Moves PID's resident anonymous pages to BWAP's weighted shares for the\n"
+		   "worker nodes SET with move_pages(2): a query says where every page is,\n"
+		   "and only the pages above their node's share move (the minimum).  This is\n"
+		   "what 'bwapctl run' and bwapd do on kernels without the BWAP series.\n\n"
+		   "  --workers SET     worker nodes, e.g. 0,1\n"
+		   "  --dwp X           data-to-worker proximity 0..1 (default 0 = canonical)\n"
+		   "  --nodes SET       nodes that may hold pages (default: all memory nodes)\n"
+		   "  --max-weight N    largest weight, 1..255 (default 255)\n"
+		   "  --dry-run         only say what would move\n"
+		   "  --json            the result as JSON\n"
+		   "%s"
+		   "  -h, --help        this text\n", matrix_opts_help);
+}
+
+void place_print(FILE *f, const struct bwap_place_stats *st, long pid)
+{
+	fprintf(f, "placed pid %ld: %ld pages, moved %ld (minimum %ld), %ld could not move\n", pid, st->pages,
+		st->moved, st->minimum, st->failed);
+	fprintf(f, "  %-6s %10s %10s %10s\n", "node", "before", "share", "after");
+	for (int i = 0; i < st->nr_nodes; i++)
+		fprintf(f, "  %-6d %10ld %10ld %10ld\n", i, st->before[i], st->target[i], st->after[i]);
+}
+
+static void place_json(const struct bwap_place_stats *st, long pid)
+{
+	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array();
+
+	json_object_object_add(o, "pid", json_object_new_int64(pid));
+	json_object_object_add(o, "pages", json_object_new_int64(st->pages));
+	json_object_object_add(o, "moved", json_object_new_int64(st->moved));
+	json_object_object_add(o, "minimum", json_object_new_int64(st->minimum));
+	json_object_object_add(o, "failed", json_object_new_int64(st->failed));
+	for (int i = 0; i < st->nr_nodes; i++) {
+		struct json_object *n = json_object_new_object();
+
+		json_object_object_add(n, "node", json_object_new_int(i));
+		json_object_object_add(n, "before", json_object_new_int64(st->before[i]));
+		json_object_object_add(n, "share", json_object_new_int64(st->target[i]));
+		json_object_object_add(n, "after", json_object_new_int64(st->after[i]));
+		json_object_array_add(nodes, n);
+	}
+	json_object_object_add(o, "nodes", nodes);
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED));
+	json_object_put(o);
+}
+
+int cmd_place(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "nodes", required_argument, NULL, OPT_NODES },
+		{ "dwp", required_argument, NULL, OPT_DWP },
+		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "json", no_argument, NULL, OPT_JSON },
+		CLI_MATRIX_OPTIONS,
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct matrix_opts mo;
+	struct bwap_topology *t = NULL;
+	struct bwap_matrix *m = NULL;
+	struct bwap_weights w;
+	struct bwap_place_stats st;
+	struct cli_parser p;
+	bwap_nodeset workers = 0, nodes = 0;
+	double dwp = 0;
+	long maxw = 255, pid;
+	int c, dry = 0, json = 0, have_nodes = 0, ret = 1;
+	char err[512];
+
+	matrix_opts_init(&mo);
+	cli_parser_init(&p, "place", "h", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (matrix_opts_take(&mo, c, optarg))
+			continue;
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
+			help(stdout);
+			return 0;
+		case OPT_WORKERS:
+			if (cli_parse_workers("place", optarg, &workers))
+				return 2;
+			break;
+		case OPT_NODES:
+			if (cli_parse_nodes("place", "--nodes", optarg, &nodes))
+				return 2;
+			have_nodes = 1;
+			break;
+		case OPT_DWP:
+			if (cli_parse_double("place", "--dwp", optarg, 0, 1, &dwp))
+				return 2;
+			break;
+		case OPT_MAX_WEIGHT:
+			if (cli_parse_long("place", "--max-weight", optarg, 1, 255, &maxw))
+				return 2;
+			break;
+		case OPT_DRY_RUN:
+			dry = 1;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error("place", "give one PID, e.g. bwapctl place 1234 --workers 0");
+		return 2;
+	}
+	if (cli_parse_long("place", "PID", argv[optind], 1, 4194304, &pid))
+		return 2;
+	if (!workers) {
+		cli_error("place", "--workers SET is required; see 'bwapctl place --help'");
+		return 2;
+	}
+	t = malloc(sizeof(*t));
+	m = malloc(sizeof(*m));
+	if (!t || !m)
+		goto out;
+	if (bwap_topology_read(t, mo.sysfs_root, err, sizeof(err))) {
+		cli_error("place", "%s", err);
+		goto out;
+	}
+	if (matrix_opts_load(&mo, m))
+		goto out;
+	if (!have_nodes)
+		nodes = t->has_memory;
+	if (canonical_weights("place", m, workers, nodes, dwp, (int)maxw, &w))
+		goto out;
+	if (bwap_place_pages((pid_t)pid, &w, dry, &st, err, sizeof(err))) {
+		cli_error("place", "%s", err);
+		goto out;
+	}
+	if (json)
+		place_json(&st, pid);
+	else
+		place_print(stdout, &st, pid);
+	ret = st.failed ? 1 : 0;
+out:
+	free(t);
+	free(m);
+	return ret;
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Portable mode: a process's pages placed at exact weighted shares from
+ * user space, for kernels without the BWAP series (as the BWAP paper's
+ * user-level variant did).  A move_pages(2) query says where each
+ * resident anonymous page is; the largest-remainder shares of the weights
+ * say how many each node should hold, per mapping as the kernel's own
+ * rebalance counts them; then exactly the pages on nodes above their
+ * share move, to nodes below theirs, so the number moved is the minimum:
+ * the sum over mappings and nodes of max(0, now - share).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/mempolicy.h>
+
+#include "bwap.h"
+
+#define BATCH 4096
+
+struct page_list {
+	void **addr;
+	int *node;
+	int *vma;		/* which mapping, in address order */
+	long n, cap;
+};
+
+static int add_page(struct page_list *l, void *addr, int vma)
+{
+	if (l->n == l->cap) {
+		long cap = l->cap ? 2 * l->cap : 65536;
+		void **a = realloc(l->addr, cap * sizeof(*a));
+		int *nd, *v;
+
+		if (!a)
+			return -1;
+		l->addr = a;
+		nd = realloc(l->node, cap * sizeof(*nd));
+		if (!nd)
+			return -1;
+		l->node = nd;
+		v = realloc(l->vma, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->vma = v;
+		l->cap = cap;
+	}
+	l->vma[l->n] = vma;
+	l->addr[l->n++] = addr;
+	return 0;
+}
+
+/*
+ * Every page of pid's private anonymous writable mappings (the heap and
+ * anonymous mmaps: what an interleave policy places), with its node from
+ * a move_pages query; pages not present are left out.
+ */
+static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
+{
+	char path[64], line[4096];
+	long psz = sysconf(_SC_PAGESIZE), kept = 0;
+	int status[BATCH], nvma = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	l->n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, inode;
+		char perms[8], name[4096] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %4095s", &start, &end, perms, &inode, name) < 4)
+			continue;
+		if (perms[1] != 'w' || perms[3] != 'p' || inode || (name[0] && strcmp(name, "[heap]")))
+			continue;
+		nvma++;
+		for (unsigned long a = start; a < end; a += psz)
+			if (add_page(l, (void *)a, nvma)) {
+				fclose(f);
+				snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
+				return -1;
+			}
+	}
+	fclose(f);
+	for (long i = 0; i < l->n; i += BATCH) {
+		long k = l->n - i < BATCH ? l->n - i : BATCH;
+
+		if (syscall(SYS_move_pages, pid, k, l->addr + i, NULL, status, 0)) {
+			snprintf(err, errlen, "move_pages query of pid %d: %s", (int)pid, strerror(errno));
+			return -1;
+		}
+		for (long j = 0; j < k; j++) {
+			if (status[j] < 0 || status[j] >= BWAP_MAX_NODES)
+				continue;	/* not present (-ENOENT) or not ours to see */
+			l->addr[kept] = l->addr[i + j];
+			l->vma[kept] = l->vma[i + j];
+			l->node[kept++] = status[j];
+		}
+	}
+	l->n = kept;
+	return 0;
+}
+
+int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
+		     char *err, size_t errlen)
+{
+	struct page_list l = { 0 };
+	unsigned char wb[BWAP_MAX_NODES] = { 0 };
+	long excess[BWAP_MAX_NODES], deficit[BWAP_MAX_NODES];
+	void **mv_addr = NULL;
+	int *mv_dest = NULL, status[BATCH], nr = w->nr_nodes, ret = -1;
+	long nmv = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->nr_nodes = nr;
+	for (int i = 0; i < nr; i++)
+		wb[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
+	if (query_pages(pid, &l, err, errlen))
+		goto out;
+	mv_addr = malloc((l.n + 1) * sizeof(*mv_addr));
+	mv_dest = malloc((l.n + 1) * sizeof(*mv_dest));
+	if (!mv_addr || !mv_dest) {
+		snprintf(err, errlen, "out of memory for %ld pages", l.n);
+		goto out;
+	}
+	/* one mapping at a time: its pages sit together in l, in address order */
+	for (long s0 = 0, s1; s0 < l.n; s0 = s1) {
+		long before[BWAP_MAX_NODES] = { 0 }, target[BWAP_MAX_NODES], total = 0;
+		int d = 0;
+
+		for (s1 = s0; s1 < l.n && l.vma[s1] == l.vma[s0]; s1++)
+			if (l.node[s1] < nr) {
+				before[l.node[s1]]++;
+				total++;
+			}
+		bwap_largest_remainder(total, wb, before, nr, target);
+		for (int i = 0; i < nr; i++) {
+			excess[i] = before[i] > target[i] ? before[i] - target[i] : 0;
+			deficit[i] = target[i] > before[i] ? target[i] - before[i] : 0;
+			st->before[i] += before[i];
+			st->target[i] += target[i];
+			st->minimum += excess[i];
+		}
+		st->pages += total;
+		/* each page on a node above its share goes to the next node below its share */
+		for (long i = s0; i < s1; i++) {
+			int from = l.node[i];
+
+			if (from >= nr || !excess[from])
+				continue;
+			while (d < nr && !deficit[d])
+				d++;
+			if (d == nr)
+				break;
+			excess[from]--;
+			deficit[d]--;
+			mv_addr[nmv] = l.addr[i];
+			mv_dest[nmv++] = d;
+		}
+	}
+	memcpy(st->after, st->before, sizeof(st->after));
+	if (dry_run || !nmv) {
+		ret = 0;
+		goto out;
+	}
+	for (long i = 0; i < nmv; i += BATCH) {
+		long k = nmv - i < BATCH ? nmv - i : BATCH;
+
+		if (syscall(SYS_move_pages, pid, k, mv_addr + i, mv_dest + i, status, MPOL_MF_MOVE) < 0 &&
+		    errno != ENOENT) {
+			snprintf(err, errlen, "move_pages of pid %d: %s", (int)pid, strerror(errno));
+			goto out;
+		}
+		for (long j = 0; j < k; j++) {
+			if (status[j] == mv_dest[i + j])
+				st->moved++;
+			else
+				st->failed++;
+		}
+	}
+	/* where the pages are now, by a second query */
+	if (query_pages(pid, &l, err, errlen))
+		goto out;
+	memset(st->after, 0, sizeof(st->after));
+	for (long i = 0; i < l.n; i++)
+		if (l.node[i] < nr)
+			st->after[l.node[i]]++;
+	ret = 0;
+out:
+	free(mv_addr);
+	free(mv_dest);
+	free(l.addr);
+	free(l.node);
+	free(l.vma);
+	return ret;
+}
+
+long bwap_set_own_interleave(bwap_nodeset nodes, int weighted)
+{
+	unsigned long mask[(BWAP_MAX_NODES + 64) / 64] = { 0 };
+
+	mask[0] = nodes;
+	/* mode 6 is MPOL_WEIGHTED_INTERLEAVE (6.9+), weighted by the global table */
+	return syscall(SYS_set_mempolicy, weighted ? 6 : MPOL_INTERLEAVE, mask, (unsigned long)BWAP_MAX_NODES + 1);
+}
