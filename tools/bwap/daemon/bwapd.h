@@ -36,7 +36,7 @@ enum bwap_signal_kind { BWAP_SIGNAL_AUTO, BWAP_SIGNAL_PERF, BWAP_SIGNAL_MODEL, B
  */
 struct bwap_signal_opts {
 	enum bwap_signal_kind kind;
-	uint64_t perf_raw;		/* 0: generic backend stalls; else a raw PMU config */
+	const struct bwap_stall_event *ev;	/* the stall event; NULL: none on this CPU */
 	const char *progress_file;
 	/* model: the machine and the workload's shape (threads per worker node from the target) */
 	const struct bwap_machine *mc;
@@ -58,7 +58,7 @@ struct bwap_signal {
 		int fd_cycles, fd_stall;
 		uint64_t cycles, stall;
 	} thr[BWAP_SIGNAL_MAX_THREADS];
-	uint64_t perf_raw;
+	const struct bwap_stall_event *ev;
 	/* model */
 	struct bwap_signal_opts o;
 	long cached_pages[BWAP_MAX_NODES];
@@ -88,12 +88,43 @@ void bwap_signal_close(struct bwap_signal *s);
 /* The pages just moved (a push): the next model sample reads them afresh. */
 void bwap_signal_invalidate(struct bwap_signal *s);
 /* Can this machine count backend stalls for pid at all?  0, or -1 with the reason. */
-int bwap_perf_probe(pid_t pid, uint64_t raw, char *err, size_t errlen);
+struct bwap_stall_event;
+int bwap_perf_probe(pid_t pid, const struct bwap_stall_event *ev, char *err, size_t errlen);
 const char *bwap_signal_kind_name(enum bwap_signal_kind k);
 int bwap_signal_kind_parse(const char *s, enum bwap_signal_kind *k);
 /* Threads of pid (from /proc/PID/task) per node of the CPUs they may run on. */
 int bwap_threads_per_node(pid_t pid, bwap_nodeset workers, int *threads);
 
+
+/* ---- events.c: the stall event, by name through libpfm4 ------------------ */
+
+#define BWAP_STALL_CANDIDATES 4
+
+/* A perf event for memory stall cycles, as perf_event_open wants it. */
+struct bwap_stall_event {
+	char name[128];			/* libpfm's name, or stalled-cycles-backend */
+	char pmu[64];			/* the core PMU it was encoded for */
+	uint32_t type;
+	uint64_t config, config1;
+	int generic;			/* the kernel's generic event */
+};
+
+/* One CPU family's defaults, best first. */
+struct bwap_stall_family {
+	const char *pmu_prefix;		/* libpfm PMU names of the family start so */
+	const char *family;
+	const char *events[BWAP_STALL_CANDIDATES];
+	const char *why;
+};
+
+/* The family a libpfm PMU name belongs to (Intel when no other matches). */
+const struct bwap_stall_family *bwap_stall_family_of(const char *pmu);
+/*
+ * want: "auto" (the family's first event this PMU has), "generic"
+ * (stalled-cycles-backend), or a libpfm event name.  With list, says on it
+ * what it tried and why.  0, or -1 with err.
+ */
+int bwap_stall_event_resolve(const char *want, struct bwap_stall_event *ev, FILE *list, char *err, size_t errlen);
 
 /* ---- conf.c ------------------------------------------------------------- */
 
@@ -109,7 +140,8 @@ struct bwapd_conf {
 	double start_dwp;		/* where each search starts (0 = canonical weights) */
 	int max_weight;			/* largest u8 weight pushed */
 	enum bwap_signal_kind signal;	/* default signal for new targets */
-	uint64_t perf_raw;		/* raw PMU event for stalls; 0 = generic backend stalls */
+	uint64_t perf_raw;		/* raw PMU event for stalls; 0 = perf_event decides */
+	char perf_event[128];		/* auto (the CPU family's default), generic, or a libpfm name */
 	double model_mlp, model_shared;	/* the modelled workload */
 	int model_threads;		/* per worker node; 0 = the target's thread count */
 	double model_refresh;		/* seconds one numa_maps read is reused by the model signal */
@@ -158,6 +190,8 @@ struct target {
 
 extern struct bwapd_conf conf;
 extern int portable_mode;		/* kernel without the BWAP series */
+extern const struct bwap_stall_event *stall_event;	/* NULL: MODELLED fallback for signal = auto */
+extern char stall_fallback[512];	/* why there is no stall event, for the log and status */
 extern struct bwap_topology *topo;
 extern struct bwap_matrix *matrix;
 extern struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */

@@ -22,6 +22,7 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	c->start_dwp = 0;
 	c->max_weight = 255;
 	c->signal = BWAP_SIGNAL_AUTO;
+	snprintf(c->perf_event, sizeof(c->perf_event), "auto");
 	/*
 	 * The modelled workload (MODEL.md): mlp = misses in flight per thread.
 	 * 3 is the model's "latency" preset: DWP matters, with an interior
@@ -58,7 +59,7 @@ static int num(const char *key, const char *v, double lo, double hi, double *out
 
 static const char *const keys =
 	"state_dir, matrix, cgroup, cgroup_scan, step, samples, trim, interval, min_gain, drift, "
-	"start_dwp, max_weight, signal, perf_raw_event, model_mlp, model_shared, model_threads, "
+	"start_dwp, max_weight, signal, perf_event, perf_raw_event, model_mlp, model_shared, model_threads, "
 	"model_refresh";
 
 int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *err, size_t errlen)
@@ -80,6 +81,15 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 			snprintf(err, errlen, "signal = '%s': expected auto, perf, model or progress", v);
 			return -1;
 		}
+		return 0;
+	}
+	if (!strcmp(key, "perf_event")) {
+		if (!*v || strlen(v) >= sizeof(c->perf_event) || strchr(v, ' ')) {
+			snprintf(err, errlen, "perf_event = '%s': expected auto, generic or one libpfm4 event name "
+				 "such as CYCLE_ACTIVITY:STALLS_L3_MISS", v);
+			return -1;
+		}
+		strcpy(c->perf_event, v);
 		return 0;
 	}
 	if (!strcmp(key, "perf_raw_event")) {
@@ -193,10 +203,10 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f)
 {
 	fprintf(f, "state_dir = %s\nmatrix = %s\ncgroup = %s\ncgroup_scan = %g\n"
 		   "step = %g\nsamples = %d\ntrim = %d\ninterval = %g\nmin_gain = %g\ndrift = %g\n"
-		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_raw_event = %#llx\n"
+		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_event = %s\nperf_raw_event = %#llx\n"
 		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n",
 		c->state_dir, c->matrix, c->cgroup, c->cgroup_scan, c->tuner.step, c->tuner.samples,
 		c->tuner.trim, c->tuner.interval, c->tuner.min_gain, c->tuner.drift, c->start_dwp,
-		c->max_weight, bwap_signal_kind_name(c->signal), (unsigned long long)c->perf_raw,
+		c->max_weight, bwap_signal_kind_name(c->signal), c->perf_event, (unsigned long long)c->perf_raw,
 		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh);
 }

@@ -39,6 +39,9 @@
 
 struct bwapd_conf conf;
 int portable_mode;		/* no BWAP series: pushes are move_pages placements */
+const struct bwap_stall_event *stall_event;
+char stall_fallback[512];
+static struct bwap_stall_event the_stall_event;
 struct bwap_topology *topo;
 struct bwap_matrix *matrix;
 struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
@@ -95,7 +98,9 @@ static void usage(FILE *f)
 		   "  --ready-fd N          write \"ready\" to fd N and close it once the socket\n"
 		   "                        listens (for scripts; no polling needed)\n"
 		   "  -h, --help            this text\n"
-		   "  --version             bwapd's version\n\n"
+		   "  --version             bwapd's version\n"
+		   "  --list-signals        the stall events this CPU offers (libpfm4), and which\n"
+		   "                        signal 'auto' takes and why\n\n"
 		   "Config keys and the tuner's knobs are in bwapd(8) and bwapd.conf.\n",
 		BWAPD_CONF, BWAP_STATE_DIR);
 }
@@ -131,10 +136,61 @@ static int load_matrix(char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The stall event for perf_event (or perf_raw_event); without one,
+ * signal = auto falls back to MODELLED, and says so everywhere.
+ * list: say what was tried.  0, or -1 if a named event cannot be had.
+ */
+static int resolve_stall_event(FILE *list)
+{
+	char err[512], why[256];
+
+	stall_event = NULL;
+	stall_fallback[0] = '\0';
+	if (conf.perf_raw) {
+		memset(&the_stall_event, 0, sizeof(the_stall_event));
+		snprintf(the_stall_event.name, sizeof(the_stall_event.name), "raw %#llx",
+			 (unsigned long long)conf.perf_raw);
+		the_stall_event.type = 4;	/* PERF_TYPE_RAW */
+		the_stall_event.config = conf.perf_raw;
+		stall_event = &the_stall_event;
+	} else if (bwap_stall_event_resolve(conf.perf_event, &the_stall_event, list, err, sizeof(err))) {
+		snprintf(stall_fallback, sizeof(stall_fallback), "%s", err);
+		if (strcmp(conf.perf_event, "auto"))
+			return -1;
+	} else {
+		stall_event = &the_stall_event;
+	}
+	if (stall_event && bwap_perf_probe(getpid(), stall_event, why, sizeof(why))) {
+		snprintf(stall_fallback, sizeof(stall_fallback), "%s", why);
+		stall_event = NULL;
+	}
+	return 0;
+}
+
+/* bwapd --list-signals: what this machine offers and what signal = auto takes. */
+static int list_signals(void)
+{
+	printf("stall event (perf_event = %s%s):\n", conf.perf_event, conf.perf_raw ? ", perf_raw_event set" : "");
+	if (resolve_stall_event(stdout)) {
+		fprintf(stderr, "bwapd: %s\n", stall_fallback);
+		return 2;
+	}
+	if (stall_event)
+		printf("perf_event_open(%s) on this process: works\n"
+		       "signal = auto will use: perf, %s / cycles (MEASURED)\n", stall_event->name, stall_event->name);
+	else
+		printf("perf_event_open: not usable: %s\n"
+		       "signal = auto will use: MODELLED (the placement model fed with each target's real page "
+		       "counts), because %s\n", stall_fallback, stall_fallback);
+	printf("other signals: model (MODELLED), progress (the target's own counter)\n");
+	return 0;
+}
+
 /* What the command line asked for besides config keys. */
 struct options {
 	const char *conf_path;
-	int conf_given, check_only, ready_fd;
+	int conf_given, check_only, ready_fd, list_signals;
 };
 
 /*
@@ -143,7 +199,8 @@ struct options {
  */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_STATE_DIR = 256, OPT_MATRIX, OPT_SIGNAL, OPT_SET, OPT_CHECK, OPT_READY, OPT_VERSION };
+	enum { OPT_STATE_DIR = 256, OPT_MATRIX, OPT_SIGNAL, OPT_SET, OPT_CHECK, OPT_READY, OPT_VERSION,
+	       OPT_LIST_SIGNALS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
@@ -154,6 +211,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "ready-fd", required_argument, NULL, OPT_READY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "list-signals", no_argument, NULL, OPT_LIST_SIGNALS },
 		{ 0 }
 	};
 	char err[1024];
@@ -208,6 +266,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return 2;
 		} else if (c == OPT_CHECK) {
 			o->check_only = 1;
+		} else if (c == OPT_LIST_SIGNALS) {
+			o->list_signals = 1;
 		} else if (c == OPT_READY) {
 			long fd;
 
@@ -241,6 +301,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		bwapd_conf_print(&conf, stdout);
 		return 0;
 	}
+	if (o->list_signals)
+		return list_signals();
 	return -1;
 }
 
@@ -249,6 +311,10 @@ static int start_up(void)
 {
 	char err[1024];
 
+	if (resolve_stall_event(NULL)) {
+		fprintf(stderr, "bwapd: %s\n", stall_fallback);
+		return 2;
+	}
 	/* Without the series every push is a user-space placement with move_pages. */
 	portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
 	bwap_pagedist_portable(portable_mode);
@@ -295,9 +361,14 @@ static void announce(int ready_fd, double *next_scan)
 	logmsg("kernel: %s; %s", bwap_kernel_mode_name(bwap_kernel_mode()), portable_mode ?
 	       "portable mode: each push places the target's pages with move_pages (the minimum moves)" :
 	       "pushes with process_mpol_reweight");
-	if (bwap_perf_probe(getpid(), conf.perf_raw, perr, sizeof(perr)))
-		logmsg("no stall counters: %s; targets use the MODELLED signal (placement model fed with "
-		       "their real page counts) unless they report progress", perr);
+	(void)perr;
+	if (stall_event)
+		logmsg("stall signal: %s%s%s (MEASURED)", stall_event->name, stall_event->pmu[0] ? " on PMU " : "",
+		       stall_event->pmu);
+	else
+		logmsg("WARNING: FALLBACK TO MODELLED: no usable stall counter: %s; signal = auto targets use the "
+		       "MODELLED signal (placement model fed with their real page counts); 'bwapd --list-signals' "
+		       "says what this machine offers", stall_fallback);
 	/* the cgroup's processes are targets before anyone is told we are ready */
 	if (conf.cgroup[0]) {
 		scan_cgroup();

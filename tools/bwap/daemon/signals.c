@@ -37,7 +37,7 @@ int bwap_signal_kind_parse(const char *s, enum bwap_signal_kind *k)
 	return -1;
 }
 
-static int perf_open(pid_t tid, uint32_t type, uint64_t config)
+static int perf_open(pid_t tid, uint32_t type, uint64_t config, uint64_t config1)
 {
 	struct perf_event_attr a;
 
@@ -45,6 +45,7 @@ static int perf_open(pid_t tid, uint32_t type, uint64_t config)
 	a.size = sizeof(a);
 	a.type = type;
 	a.config = config;
+	a.config1 = config1;
 	a.exclude_kernel = 1;	/* works at perf_event_paranoid 2 */
 	a.exclude_hv = 1;
 	return syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -67,14 +68,17 @@ static const char *perf_why(int e)
 	}
 }
 
-int bwap_perf_probe(pid_t pid, uint64_t raw, char *err, size_t errlen)
+int bwap_perf_probe(pid_t pid, const struct bwap_stall_event *ev, char *err, size_t errlen)
 {
-	int fd = raw ? perf_open(pid, PERF_TYPE_RAW, raw)
-		     : perf_open(pid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND);
+	int fd;
 
+	if (!ev) {
+		snprintf(err, errlen, "no stall event for this CPU (see 'bwapd --list-signals')");
+		return -1;
+	}
+	fd = perf_open(pid, ev->type, ev->config, ev->config1);
 	if (fd < 0) {
-		snprintf(err, errlen, "perf_event_open(%s) failed: %s", raw ? "raw event" : "stalled-cycles-backend",
-			 perf_why(errno));
+		snprintf(err, errlen, "perf_event_open(%s) failed: %s", ev->name, perf_why(errno));
 		return -1;
 	}
 	close(fd);
@@ -106,9 +110,8 @@ static int perf_scan_threads(struct bwap_signal *s, char *err, size_t errlen)
 		if (known || s->nr_threads >= BWAP_SIGNAL_MAX_THREADS)
 			continue;
 		s->thr[s->nr_threads].tid = tid;
-		s->thr[s->nr_threads].fd_cycles = perf_open(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
-		s->thr[s->nr_threads].fd_stall = s->perf_raw ? perf_open(tid, PERF_TYPE_RAW, s->perf_raw)
-			: perf_open(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND);
+		s->thr[s->nr_threads].fd_cycles = perf_open(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0);
+		s->thr[s->nr_threads].fd_stall = perf_open(tid, s->ev->type, s->ev->config, s->ev->config1);
 		s->thr[s->nr_threads].cycles = s->thr[s->nr_threads].stall = 0;
 		s->nr_threads++;
 	}
@@ -284,24 +287,23 @@ int bwap_signal_open(struct bwap_signal *s, pid_t pid, bwap_nodeset workers, int
 	s->workers = workers;
 	s->o = *o;
 	s->progress_fd = -1;
-	s->perf_raw = o->perf_raw;
+	s->ev = o->ev;
 	s->last_total = -1;
 	note[0] = '\0';
 	if (kind == BWAP_SIGNAL_AUTO || kind == BWAP_SIGNAL_PERF) {
-		if (!bwap_perf_probe(pid, o->perf_raw, err, errlen)) {
+		if (!bwap_perf_probe(pid, o->ev, err, errlen)) {
 			kind = BWAP_SIGNAL_PERF;
 		} else if (kind == BWAP_SIGNAL_PERF) {
 			return -1;
 		} else {
-			snprintf(note, notelen, "hardware counters unavailable (%s); using the MODELLED signal", err);
+			snprintf(note, notelen, "FALLBACK TO MODELLED: hardware stall counters unavailable (%s)", err);
 			kind = BWAP_SIGNAL_MODEL;
 		}
 	}
 	s->kind = kind;
 	switch (kind) {
 	case BWAP_SIGNAL_PERF:
-		snprintf(s->label, sizeof(s->label), "%s / cycles (measured)",
-			 o->perf_raw ? "raw stall event" : "stalled-cycles-backend");
+		snprintf(s->label, sizeof(s->label), "%.60s / cycles (measured)", o->ev->name);
 		return perf_scan_threads(s, err, errlen);
 	case BWAP_SIGNAL_MODEL:
 		if (!o->mc) {

@@ -237,7 +237,7 @@ static int open_signal(struct target *t, struct bwap_signal *s, pid_t pid, enum 
 		       const char *progress, char *err, size_t errlen)
 {
 	struct bwap_signal_opts o = {
-		.kind = kind, .perf_raw = conf.perf_raw, .progress_file = progress, .mc = machine,
+		.kind = kind, .ev = stall_event, .progress_file = progress, .mc = machine,
 		.model_mlp = conf.model_mlp, .model_shared = conf.model_shared,
 		.model_threads = conf.model_threads, .model_refresh = conf.model_refresh,
 	};
@@ -585,6 +585,10 @@ void status_print(FILE *f, int json)
 		json_object_object_add(root, "trim", json_object_new_int(conf.tuner.trim));
 		json_object_object_add(root, "interval_s", json_object_new_double(conf.tuner.interval));
 		json_object_object_add(root, "step", json_object_new_double(conf.tuner.step));
+		json_object_object_add(root, "stall_event",
+				       stall_event ? json_object_new_string(stall_event->name) : NULL);
+		json_object_object_add(root, "modelled_fallback", json_object_new_boolean(!stall_event));
+		json_object_object_add(root, "fallback_reason", json_object_new_string(stall_fallback));
 	} else {
 		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
 			   "kernel: %s\n"
@@ -592,6 +596,10 @@ void status_print(FILE *f, int json)
 			getpid(), up, cpu, up > 0 ? 100 * cpu / up : 0, nr, nr == 1 ? "" : "s",
 			bwap_kernel_mode_name(bwap_kernel_mode()), conf.tuner.step,
 			conf.tuner.samples, conf.tuner.interval, conf.tuner.trim, conf.tuner.drift, matrix->source);
+		if (stall_event)
+			fprintf(f, "stall event: %s (MEASURED)\n", stall_event->name);
+		else
+			fprintf(f, "stall event: none, FALLBACK TO MODELLED for signal = auto: %s\n", stall_fallback);
 	}
 	for (int i = 0; i < MAX_TARGETS; i++) {
 		struct target *t = &targets[i];

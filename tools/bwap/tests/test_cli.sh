@@ -90,6 +90,28 @@ expect 2 "config $tmp is not a regular file (a directory)" "$BWAPD" -c "$tmp"
 expect 2 "--matrix given twice" "$BWAPD" --matrix a --matrix=b
 expect 2 "--set needs KEY=VALUE" "$BWAPD" --set samples
 expect 2 "--ready-fd '3x' is not an open file descriptor" "$BWAPD" --ready-fd 3x
+# ---- stall events by name, under libpfm's forced PMUs -------------------------
+signals() {	# signals PMU: bwapd --list-signals as if on that PMU
+	out=$(LIBPFM_FORCE_PMU=$1 "$BWAPD" --list-signals 2>&1)
+	echo "$out" | sed 's/^/# /'
+}
+signals skl
+echo "$out" | grep -q '^PMU: skl (Intel Skylake), family Intel \[forced' &&
+	echo "$out" | grep -q '^  CYCLE_ACTIVITY:STALLS_L3_MISS  *type 4 config 0x60006a3 config1 0  <- auto.s choice$'
+ok $? "Intel Skylake: auto takes CYCLE_ACTIVITY:STALLS_L3_MISS, raw 0x60006a3 (event a3, umask 06, cmask 6)"
+signals amd64_fam19h_zen4
+echo "$out" | grep -q '^PMU: amd64_fam19h_zen4 .*family AMD Zen' &&
+	echo "$out" | grep -q '^  DISPATCH_STALLS_1:BE_STALLS  *type 4 config 0x100001ea0 config1 0  <- auto.s choice$'
+ok $? "AMD Zen 4: auto takes DISPATCH_STALLS_1:BE_STALLS, raw 0x100001ea0"
+signals amd64_fam17h_zen2
+echo "$out" | grep -q '^  DISPATCH_STALLS_1:BE_STALLS  *not on this PMU' &&
+	echo "$out" | grep -q '^  DISPATCH_RESOURCE_STALL_CYCLES_1:LOAD_QUEUE_RSRC_STALL  *type 4 config 0x2ae config1 0  <- auto.s choice$'
+ok $? "AMD Zen 2: no BE_STALLS, so DISPATCH_RESOURCE_STALL_CYCLES_1:LOAD_QUEUE_RSRC_STALL, raw 0x2ae"
+signals arm_n1
+echo "$out" | grep -q 'LIBPFM_FORCE_PMU=arm_n1 is not one it has' &&
+	echo "$out" | grep -q '^signal = auto will use: MODELLED'
+ok $? "Arm on an x86 libpfm: no such PMU here, and auto says it falls back to MODELLED"
+expect 2 "perf_event = NO_SUCH_EVENT: libpfm4 cannot encode it" env LIBPFM_FORCE_PMU=skl "$BWAPD" --set perf_event=NO_SUCH_EVENT --list-signals
 expect 0 "" "$BWAPD" --version
 expect 0 "" "$BWAPCTL" --version
 
