@@ -6,9 +6,14 @@
  * kernel with move_pages(2); 'bwapctl run' and bwapd use the same code on
  * kernels without the BWAP series.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <json-c/json.h>
 
 #include "bwapctl.h"
@@ -25,6 +30,9 @@ static void help(FILE *f)
 		   "  --nodes SET       nodes that may hold pages (default: all memory nodes)\n"
 		   "  --max-weight N    largest weight, 1..255 (default 255)\n"
 		   "  --dry-run         only say what would move\n"
+		   "  --via-kernel      on a kernel with the BWAP series: let the kernel do it\n"
+		   "                    (process_mpol_reweight with MPOL_MF_REBALANCE), to\n"
+		   "                    compare the two paths' cost on the same scenario\n"
 		   "  --json            the result as JSON\n"
 		   "%s"
 		   "  -h, --help        this text\n", matrix_opts_help);
@@ -32,8 +40,8 @@ static void help(FILE *f)
 
 void place_print(FILE *f, const struct bwap_place_stats *st, long pid)
 {
-	fprintf(f, "placed pid %ld: %ld pages, moved %ld (minimum %ld), %ld could not move\n", pid, st->pages,
-		st->moved, st->minimum, st->failed);
+	fprintf(f, "placed pid %ld: %ld pages, moved %ld (minimum %ld), %ld could not move, in %.0f us\n", pid,
+		st->pages, st->moved, st->minimum, st->failed, st->seconds * 1e6);
 	fprintf(f, "  %-6s %10s %10s %10s\n", "node", "before", "share", "after");
 	for (int i = 0; i < st->nr_nodes; i++)
 		fprintf(f, "  %-6d %10ld %10ld %10ld\n", i, st->before[i], st->target[i], st->after[i]);
@@ -62,6 +70,44 @@ static void place_json(const struct bwap_place_stats *st, long pid)
 	json_object_put(o);
 }
 
+static long vmstat_moved(void)
+{
+	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
+	long v = -1;
+
+	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
+		v = atol(p + 22);
+	free(text);
+	return v;
+}
+
+/* The kernel's path for the same job: process_mpol_reweight, timed. */
+static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
+{
+	struct timespec t0, t1;
+	long before, after, left;
+	int pidfd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (pidfd < 0) {
+		cli_error("place", "pidfd_open(%d): %s", (int)pid, strerror(errno));
+		return 1;
+	}
+	before = vmstat_moved();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	left = bwap_process_mpol_reweight(pidfd, w, BWAP_MPOL_MF_REBALANCE);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	after = vmstat_moved();
+	close(pidfd);
+	if (left < 0) {
+		cli_error("place", "process_mpol_reweight: %s%s", strerror(errno),
+			  errno == ENOSYS ? " (a kernel without the BWAP series: leave out --via-kernel)" : "");
+		return 1;
+	}
+	printf("placed pid %d via the kernel: moved %ld, %ld could not move, in %.0f us\n", (int)pid,
+	       after - before, left, ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) * 1e6);
+	return left ? 1 : 0;
+}
+
 int cmd_place(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -70,6 +116,7 @@ int cmd_place(int argc, char **argv)
 		{ "dwp", required_argument, NULL, OPT_DWP },
 		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "via-kernel", no_argument, NULL, OPT_VIA_KERNEL },
 		{ "json", no_argument, NULL, OPT_JSON },
 		CLI_MATRIX_OPTIONS,
 		CLI_HELP_OPTION,
@@ -84,7 +131,7 @@ int cmd_place(int argc, char **argv)
 	bwap_nodeset workers = 0, nodes = 0;
 	double dwp = 0;
 	long maxw = 255, pid;
-	int c, dry = 0, json = 0, have_nodes = 0, ret = 1;
+	int c, dry = 0, json = 0, have_nodes = 0, ret = 1, via_kernel = 0;
 	char err[512];
 
 	matrix_opts_init(&mo);
@@ -118,6 +165,9 @@ int cmd_place(int argc, char **argv)
 		case OPT_DRY_RUN:
 			dry = 1;
 			break;
+		case OPT_VIA_KERNEL:
+			via_kernel = 1;
+			break;
 		case OPT_JSON:
 			json = 1;
 			break;
@@ -147,6 +197,10 @@ int cmd_place(int argc, char **argv)
 		nodes = t->has_memory;
 	if (canonical_weights("place", m, workers, nodes, dwp, (int)maxw, &w))
 		goto out;
+	if (via_kernel) {
+		ret = place_via_kernel((pid_t)pid, &w);
+		goto out;
+	}
 	if (bwap_place_pages((pid_t)pid, &w, dry, &st, err, sizeof(err))) {
 		cli_error("place", "%s", err);
 		goto out;

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "mempolicy2.h"
+
 #define BWAP_MAX_NODES 64
 
 /* ---- nodeset.c: sets of node ids ------------------------------------- */
@@ -171,7 +173,7 @@ long bwap_set_own_weights(const struct bwap_weights *w);
  * BWAP_MPOL_MF_REBALANCE.  Returns pages not moved, or -1 (errno; ENOSYS on
  * kernels without it).  Not used by bwapctl yet.
  */
-#define BWAP_MPOL_MF_REBALANCE (1 << 8)
+#define BWAP_MPOL_MF_REBALANCE MPOL_MF_REBALANCE	/* from mempolicy2.h */
 long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags);
 /* Read back the task policy: mode, nodes and weights (maxnode bytes). */
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights);
@@ -433,6 +435,7 @@ struct bwap_place_stats {
 	long after[BWAP_MAX_NODES];		/* per node after the moves (a second query) */
 	long minimum;				/* sum over mappings of max(0, before - target) */
 	long moved, failed;			/* pages move_pages moved, and could not */
+	double seconds;				/* the query and the moves (not the check after) */
 };
 
 /*

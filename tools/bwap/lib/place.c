@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/mempolicy.h>
@@ -118,11 +119,13 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 	void **mv_addr = NULL;
 	int *mv_dest = NULL, status[BATCH], nr = w->nr_nodes, ret = -1;
 	long nmv = 0;
+	struct timespec t0, t1;
 
 	memset(st, 0, sizeof(*st));
 	st->nr_nodes = nr;
 	for (int i = 0; i < nr; i++)
 		wb[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (query_pages(pid, &l, err, errlen))
 		goto out;
 	mv_addr = malloc((l.n + 1) * sizeof(*mv_addr));
@@ -167,6 +170,8 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 		}
 	}
 	memcpy(st->after, st->before, sizeof(st->after));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	st->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (dry_run || !nmv) {
 		ret = 0;
 		goto out;
@@ -186,6 +191,8 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 				st->failed++;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	st->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	/* where the pages are now, by a second query */
 	if (query_pages(pid, &l, err, errlen))
 		goto out;
