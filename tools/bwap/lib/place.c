@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,36 @@ static int add_page(struct page_list *l, void *addr, int vma)
 }
 
 /*
+ * The pages of [start, end) that are present, from /proc/PID/pagemap (bit
+ * 63 of each 8-byte entry; readable without privileges), so that a large
+ * sparse mapping costs a read, not a move_pages entry per page.
+ */
+static int add_present(struct page_list *l, int pagemap, unsigned long start, unsigned long end, long psz,
+		       int vma)
+{
+	uint64_t ent[512];
+
+	for (unsigned long a = start; a < end;) {
+		size_t want = (end - a) / psz < 512 ? (end - a) / psz : 512;
+		ssize_t got = pagemap < 0 ? -1 : pread(pagemap, ent, want * 8, (off_t)(a / psz) * 8);
+
+		if (got < 8) {
+			/* no pagemap: list every page, the move_pages query sorts them out */
+			for (size_t i = 0; i < want; i++)
+				if (add_page(l, (void *)(a + i * psz), vma))
+					return -1;
+			a += want * psz;
+			continue;
+		}
+		for (size_t i = 0; i < (size_t)got / 8; i++)
+			if ((ent[i] >> 63) & 1 && add_page(l, (void *)(a + i * psz), vma))
+				return -1;
+		a += (got / 8) * psz;
+	}
+	return 0;
+}
+
+/*
  * Every page of pid's private anonymous writable mappings (the heap and
  * anonymous mmaps: what an interleave policy places), with its node from
  * a move_pages query; pages not present are left out.
@@ -64,13 +96,17 @@ static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
 {
 	char path[64], line[4096];
 	long psz = sysconf(_SC_PAGESIZE), kept = 0;
-	int status[BATCH], nvma = 0;
+	int status[BATCH], nvma = 0, pagemap;
 	FILE *f;
 
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	pagemap = open(path, O_RDONLY | O_CLOEXEC);	/* without it, every page is asked about */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		if (pagemap >= 0)
+			close(pagemap);
 		return -1;
 	}
 	l->n = 0;
@@ -83,13 +119,16 @@ static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
 		if (perms[1] != 'w' || perms[3] != 'p' || inode || (name[0] && strcmp(name, "[heap]")))
 			continue;
 		nvma++;
-		for (unsigned long a = start; a < end; a += psz)
-			if (add_page(l, (void *)a, nvma)) {
-				fclose(f);
-				snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
-				return -1;
-			}
+		if (add_present(l, pagemap, start, end, psz, nvma)) {
+			fclose(f);
+			if (pagemap >= 0)
+				close(pagemap);
+			snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
+			return -1;
+		}
 	}
+	if (pagemap >= 0)
+		close(pagemap);
 	fclose(f);
 	for (long i = 0; i < l->n; i += BATCH) {
 		long k = l->n - i < BATCH ? l->n - i : BATCH;
