@@ -69,8 +69,8 @@ int bwap_curve_png(const char *path, const struct bwap_tuner_point *pts, int n,
 		snprintf(buf, sizeof(buf), "SEARCH %d", s + 1);
 		bwap_canvas_text(&g, 24 + s * 110, 44, buf, black);
 	}
-	bwap_canvas_rect(&g, 10 + 5 * 110 - 40, 44, 10, 10, grey);
-	bwap_canvas_text(&g, 24 + 5 * 110 - 40, 44, "SETTLED", black);
+	bwap_canvas_rect(&g, 10 + 5 * 110 - 60, 44, 10, 10, grey);
+	bwap_canvas_text(&g, 24 + 5 * 110 - 60, 44, "MONITORING THE OPTIMUM", black);
 	/* grid every 0.1 DWP and at quarters of the metric range */
 	for (int i = 0; i <= 10; i++) {
 		int x = ML + (W - ML - MR) * i / 10;
