@@ -27,7 +27,7 @@
 #include "bwapd.h"
 
 static const struct bwap_stall_family families[] = {
-	{ "amd64_", "AMD Zen", { "DISPATCH_STALLS_1:BE_STALLS", "DISPATCH_RESOURCE_STALL_CYCLES_1:LOAD_QUEUE_RSRC_STALL" },
+	{ "amd64_", "AMD", { "DISPATCH_STALLS_1:BE_STALLS", "DISPATCH_RESOURCE_STALL_CYCLES_1:LOAD_QUEUE_RSRC_STALL" },
 	  "dispatch slots lost to a stalled back end (Zen 4), or cycles dispatch waits for a full load queue (Zen 2, 3)" },
 	{ "arm_", "Arm Neoverse", { "STALL_BACKEND_MEM", "STALL_BACKEND" },
 	  "cycles the back end stalls on memory (STALL_BACKEND_MEM where the core has it)" },

@@ -58,9 +58,11 @@ static int add_page(struct page_list *l, void *addr, int vma)
 }
 
 /*
- * The pages of [start, end) that are present, from /proc/PID/pagemap (bit
- * 63 of each 8-byte entry; readable without privileges), so that a large
- * sparse mapping costs a read, not a move_pages entry per page.
+ * The pages of [start, end) that are present and mapped by this process
+ * alone, from /proc/PID/pagemap (bits 63 and 56 of each 8-byte entry;
+ * readable without privileges): pages shared after a fork cannot be moved
+ * with MPOL_MF_MOVE, so they are not counted either, and a large sparse
+ * mapping costs a read, not a move_pages entry per page.
  */
 static int add_present(struct page_list *l, int pagemap, unsigned long start, unsigned long end, long psz,
 		       int vma)
@@ -79,8 +81,9 @@ static int add_present(struct page_list *l, int pagemap, unsigned long start, un
 			a += want * psz;
 			continue;
 		}
+		/* present (bit 63) and mapped by this process alone (bit 56): what MPOL_MF_MOVE moves */
 		for (size_t i = 0; i < (size_t)got / 8; i++)
-			if ((ent[i] >> 63) & 1 && add_page(l, (void *)(a + i * psz), vma))
+			if ((ent[i] >> 63) & 1 && (ent[i] >> 56) & 1 && add_page(l, (void *)(a + i * psz), vma))
 				return -1;
 		a += (got / 8) * psz;
 	}
