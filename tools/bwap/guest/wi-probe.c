@@ -12,8 +12,8 @@
  * Prints "# " diagnostics and exits 0 only if every check holds.
  *
  * Usage: wi-probe --pages N --workers SET --expect W0,W1,...
- * Self-contained (raw syscalls, struct mpol_args as in DESIGN.md) and
- * built static for the busybox guest.
+ * Raw syscalls with the ABI from ../lib/mempolicy2.h; built static for
+ * the busybox guest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,20 +27,10 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "../lib/mempolicy2.h"
+
 #define MAX_NODES 64
 #define MAXNODE (MAX_NODES + 1)
-#define NR_GET_MEMPOLICY2 1001
-#define MPOL_WEIGHTED_INTERLEAVE 6
-
-struct mpol_args {
-	uint16_t mode;
-	uint16_t mode_flags;
-	int32_t home_node;
-	uint64_t pol_maxnodes;
-	uint64_t pol_nodes;
-	uint64_t il_weights;
-};
-
 static int failures;
 
 static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -147,11 +137,11 @@ int main(int argc, char **argv)
 	args.pol_maxnodes = MAXNODE;
 	args.pol_nodes = (uintptr_t)mask;
 	args.il_weights = (uintptr_t)got_w;
-	if (syscall(NR_GET_MEMPOLICY2, &args, sizeof(args), 0UL, 0)) {
+	if (syscall(__NR_get_mempolicy2, &args, sizeof(args), 0UL, 0)) {
 		check(0, "get_mempolicy2: %s", strerror(errno));
 		return 1;
 	}
-	mode_ok = args.mode == MPOL_WEIGHTED_INTERLEAVE;
+	mode_ok = args.mode == BWAP_MPOL_WEIGHTED_INTERLEAVE;
 	check(mode_ok, "get_mempolicy2: mode %u (MPOL_WEIGHTED_INTERLEAVE = 6)", args.mode);
 	check(mask[0] == expect_nodes, "get_mempolicy2: nodemask 0x%lx, expected 0x%llx", mask[0],
 	      (unsigned long long)expect_nodes);

@@ -7,9 +7,13 @@
 #ifndef BWAP_TAP_H
 #define BWAP_TAP_H
 
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static int tap_n, tap_failed;
 
@@ -30,6 +34,22 @@ static inline int tap_result(int cond, const char *fmt, ...)
 
 #define CHECK(cond, ...) tap_result(!!(cond), __VA_ARGS__)
 #define CHECK_NEAR(a, b, tol, ...) tap_result(fabs((double)(a) - (double)(b)) <= (tol), __VA_ARGS__)
+
+/*
+ * Path of a file under this test's data/ folder, found from where the
+ * test program itself is (/proc/self/exe), so tests run from any
+ * directory and outside the repository.  Returns a static buffer.
+ */
+static inline const char *test_data(const char *name)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "%s/data/%s", n > 0 ? dirname(exe) : ".", name);
+	return path;
+}
 
 static inline int tap_done(void)
 {

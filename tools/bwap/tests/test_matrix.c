@@ -14,11 +14,11 @@ static void test_mlc(void)
 	struct bwap_matrix m;
 	char err[512] = "";
 
-	CHECK(!bwap_matrix_load(&m, "data/mlc-8node.txt", err, sizeof(err)), "mlc: 8-node sample loads %s", err);
+	CHECK(!bwap_matrix_load(&m, test_data("mlc-8node.txt"), err, sizeof(err)), "mlc: 8-node sample loads %s", err);
 	CHECK(m.nr_nodes == 8, "mlc: 8 nodes");
 	CHECK(m.bw[0][0] == 11843.2 && m.bw[0][3] == 1912.3 && m.bw[7][6] == 5421.6,
 	      "mlc: row = CPU node, column = memory node, MB/s as printed");
-	CHECK(!bwap_matrix_load(&m, "data/mlc-cpuless.txt", err, sizeof(err)), "mlc: CPU-less sample loads %s", err);
+	CHECK(!bwap_matrix_load(&m, test_data("mlc-cpuless.txt"), err, sizeof(err)), "mlc: CPU-less sample loads %s", err);
 	CHECK(m.nr_nodes == 3 && m.bw[0][2] == 12288.0 && m.bw[1][2] < 0 && m.bw[2][0] < 0,
 	      "mlc: '-' cells and the missing row of a CPU-less node are unknown");
 	CHECK(bwap_matrix_parse_mlc(&m, "Numa node 0 1\n 0 100\n", err, sizeof(err)) == -1 &&
@@ -32,7 +32,7 @@ static void test_text(void)
 	struct bwap_matrix m;
 	char err[512] = "";
 
-	CHECK(!bwap_matrix_load(&m, "data/matrix-4node.txt", err, sizeof(err)), "text: sample loads %s", err);
+	CHECK(!bwap_matrix_load(&m, test_data("matrix-4node.txt"), err, sizeof(err)), "text: sample loads %s", err);
 	CHECK(m.nr_nodes == 4 && m.bw[0][1] == 10000 && m.bw[3][0] == 5000, "text: GB/s converted to MB/s");
 	CHECK(m.has_lat && m.lat[0][3] == 240, "text: latency rows");
 	CHECK(bwap_matrix_parse_text(&m, "bwap-matrix 1\nnodes 2\nbw 0: 1 x\n", err, sizeof(err)) == -1 &&
@@ -57,7 +57,7 @@ static void test_roundtrip(void)
 	FILE *f;
 	int same = 1;
 
-	bwap_matrix_load(&a, "data/mlc-8node.txt", err, sizeof(err));
+	bwap_matrix_load(&a, test_data("mlc-8node.txt"), err, sizeof(err));
 	f = open_memstream(&buf, &len);
 	bwap_matrix_write_text(&a, f);
 	fclose(f);
@@ -74,14 +74,14 @@ static void test_topo(void)
 	struct bwap_matrix m;
 	char err[512] = "";
 
-	CHECK(!bwap_matrix_load(&m, "../../../topologies/4node-asymmetric.topo", err, sizeof(err)),
+	CHECK(!bwap_matrix_load(&m, test_data("topologies/4node-asymmetric.topo"), err, sizeof(err)),
 	      "topo: 4node-asymmetric loads %s", err);
 	CHECK(m.nr_nodes == 4, "topo: 4 nodes");
 	CHECK(m.bw[0][0] == 20 * 1073.741824 && m.bw[0][3] == 5 * 1073.741824,
 	      "topo: 20G = 20 GiB/s = 21474.8 MB/s");
 	CHECK(m.lat[1][2] == 240, "topo: latency rows");
 	CHECK(m.has_dist && m.dist[0][3] == 28 && m.dist[2][2] == 10, "topo: SLIT distance rows");
-	CHECK(bwap_matrix_load(&m, "../../../topologies/2node-symmetric.topo", err, sizeof(err)) == -1 &&
+	CHECK(bwap_matrix_load(&m, test_data("topologies/2node-symmetric.topo"), err, sizeof(err)) == -1 &&
 	      strstr(err, "no 'bandwidth' rows"), "topo: a machine without HMAT is refused: %s", err);
 }
 

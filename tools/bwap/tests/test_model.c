@@ -11,7 +11,7 @@ static struct bwap_matrix topo(const char *name)
 	struct bwap_matrix m;
 	char path[256], err[256];
 
-	snprintf(path, sizeof(path), "../../../topologies/%s.topo", name);
+	snprintf(path, sizeof(path), "%s/%s.topo", test_data("topologies"), name);
 	if (bwap_matrix_load(&m, path, err, sizeof(err)))
 		printf("# %s\n", err);
 	return m;

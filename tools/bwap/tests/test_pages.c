@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "bwap.h"
-#include "tuner.h"
+#include "bwap.h"
 #include "tap.h"
 
 /* Lines in the format of a BWAP kernel (fs/proc/task_mmu.c with patch 0005). */

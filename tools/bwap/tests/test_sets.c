@@ -62,7 +62,7 @@ static void test_8node(void)
 	CHECK(n > 0 && n < 255 && total < 255, "8node: %d classes covering %d rational sets of 255", n, total);
 	CHECK(find(c, n, 0x55) >= 0, "8node: {0,2,4,6} (pairwise one hop) is a rational 4-set");
 	/* With the bandwidth matrix the half-width 0<->6 link breaks some symmetry. */
-	bwap_matrix_load(&m, "../../../topologies/8node-opteron.topo", err, sizeof(err));
+	bwap_matrix_load(&m, test_data("topologies/8node-opteron.topo"), err, sizeof(err));
 	{
 		static struct bwap_set_class c2[BWAP_MAX_SETS];
 		int n2 = bwap_rational_sets_raw(8, 0xff, dist, &m, c2, BWAP_MAX_SETS), k = find(c2, n2, 0x1);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bwap.h"
-#include "tuner.h"
+#include "bwap.h"
 #include "tap.h"
 
 struct model_source {
@@ -30,7 +30,7 @@ static int source_init(struct model_source *s, const char *topo, bwap_nodeset wo
 	char path[256], err[256];
 
 	memset(s, 0, sizeof(*s));
-	snprintf(path, sizeof(path), "../../../topologies/%s.topo", topo);
+	snprintf(path, sizeof(path), "%s/%s.topo", test_data("topologies"), topo);
 	if (bwap_matrix_load(&s->m, path, err, sizeof(err)) ||
 	    bwap_machine_from_matrix(&s->mc, &s->m, err, sizeof(err))) {
 		printf("# %s\n", err);

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bwapctl report: the matrix and the weights as one PNG. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwapctl.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png [OPTIONS]\n"
+		   "       bwapctl report --search PID|LOG -o FILE.png [--state-dir DIR]\n\n"
+		   "Draws the bandwidth matrix as a heatmap (row = CPU node, column = memory\n"
+		   "node, GB/s in each cell, blue = slow, red = fast) and the canonical\n"
+		   "weights for SET as a bar chart (workers orange, percentages on top).\n\n"
+		   "  --workers SET    worker nodes\n"
+		   "  -o, --output F   the PNG to write\n"
+		   "  --dwp X          chart canonical weights with this DWP\n"
+		   "  --search PID|LOG plot bwapd's DWP search instead: DWP across, the metric\n"
+		   "                   up (lower is better), one dot per measurement in search\n"
+		   "                   order, a colour per search, grey = monitoring the\n"
+		   "                   optimum, where it settled ringed.  LOG is a search log;\n"
+		   "                   PID reads STATE_DIR/search-PID.log\n"
+		   "%s"
+		   "  -h, --help       this text\n", matrix_opts_help);
+}
+
+static int report_search(const char *what, const char *state_dir, const char *out)
+{
+	static struct bwap_tuner_point pts[BWAP_TUNER_MAX_HISTORY];
+	struct bwap_tuner_point settled;
+	char path[512], name[256], err[512];
+	int n;
+
+	if (strspn(what, "0123456789") == strlen(what))
+		snprintf(path, sizeof(path), "%s/search-%s.log", state_dir, what);
+	else
+		snprintf(path, sizeof(path), "%s", what);
+	n = bwap_curve_read_log(path, pts, BWAP_TUNER_MAX_HISTORY, &settled, name, sizeof(name), err,
+				sizeof(err));
+	if (n < 0 || bwap_curve_png(out, pts, n, &settled, name, path, err, sizeof(err))) {
+		cli_error("report", "%s", err);
+		return 1;
+	}
+	printf("wrote %s: %d measurements from %s; y axis: %s (lower is better); ", out, n, path,
+	       name[0] ? name : "metric");
+	if (settled.search >= 0)
+		printf("settled at DWP %.3f (ringed)\n", settled.dwp);
+	else
+		printf("still searching, last DWP %.3f\n", pts[n - 1].dwp);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct matrix_opts mo;
+	struct bwap_matrix *m;
+	struct bwap_weights w;
+	bwap_nodeset workers = 0, nodes = 0;
+	const char *out = NULL, *search = NULL;
+	double dwp = 0;
+	char err[512] = "";
+
+	matrix_opts_init(&mo);
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "search", required_argument, NULL, OPT_SEARCH },
+		{ "dwp", required_argument, NULL, OPT_DWP },
+		CLI_MATRIX_OPTIONS,
+		CLI_HELP_OPTION,
+		{ 0 }
+	};
+	struct cli_parser p;
+	int c;
+
+	cli_parser_init(&p, "report", "ho:", longopts);
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (matrix_opts_take(&mo, c, optarg))
+			continue;
+		switch (c) {
+		case -2:
+			return 2;
+		case 'h':
+			help(stdout);
+			return 0;
+		case OPT_WORKERS:
+			if (cli_parse_workers("report", optarg, &workers))
+				return 2;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_SEARCH:
+			search = optarg;
+			break;
+		case OPT_DWP:
+			if (cli_parse_double("report", "--dwp", optarg, 0, 1, &dwp))
+				return 2;
+			break;
+		}
+	}
+	if (optind < argc) {
+		cli_error("report", "unexpected argument '%s'; see 'bwapctl report --help'", argv[optind]);
+		return 2;
+	}
+	if (search && out)
+		return report_search(search, mo.state_dir, out);
+	if (!workers || !out) {
+		cli_error("report", "--workers SET and -o FILE.png are required");
+		return 2;
+	}
+	m = malloc(sizeof(*m));
+	if (!m || matrix_opts_load(&mo, m))
+		return 1;
+	for (int i = 0; i < m->nr_nodes; i++)
+		for (int c = 0; c < m->nr_nodes; c++)
+			if (m->bw[c][i] >= 0)
+				nodes |= BWAP_NODE_BIT(i);
+	if (canonical_weights("report", m, workers, nodes, dwp, 255, &w) ||
+	    bwap_report_png(out, m, &w, workers, err, sizeof(err))) {
+		if (err[0])
+			cli_error("report", "%s", err);
+		free(m);
+		return 1;
+	}
+	printf("wrote %s (matrix: %s)\n", out, m->source);
+	free(m);
+	return 0;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bwapd's parts: its configuration (conf.c) and its signal sources
+ * (signals.c), shared with main.c.
+ */
+#ifndef BWAPD_H
+#define BWAPD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../lib/bwap.h"
+
+/* ---- signals.c ---------------------------------------------------------- */
+
+/*
+ * bwapd's signal sources: what one sample of a target's "badness" is.
+ * Lower is better for all of them.
+ *  - perf:     backend stall cycles / cycles over the target's threads,
+ *              from perf_event_open (MEASURED);
+ *  - model:    the placement model's stall fraction for the target's real
+ *              per-node page distribution (/proc/PID/numa_maps), for
+ *              machines without counters such as TCG guests (MODELLED);
+ *  - progress: seconds per unit of work the target reports itself through
+ *              a progress file (MEASURED by the target).
+ */
+enum bwap_signal_kind { BWAP_SIGNAL_AUTO, BWAP_SIGNAL_PERF, BWAP_SIGNAL_MODEL, BWAP_SIGNAL_PROGRESS };
+
+#define BWAP_SIGNAL_MAX_THREADS 256
+
+/*
+ * The progress file: at least 8 bytes; the first 8 are a native-endian
+ * uint64_t that the target increases by one per unit of work (mmap it
+ * MAP_SHARED and use __atomic_add_fetch, or pwrite the new value).  bwapd
+ * only reads it.  See bwapd(8), "PROGRESS FILE".
+ */
+struct bwap_signal_opts {
+	enum bwap_signal_kind kind;
+	uint64_t perf_raw;		/* 0: generic backend stalls; else a raw PMU config */
+	const char *progress_file;
+	/* model: the machine and the workload's shape (threads per worker node from the target) */
+	const struct bwap_machine *mc;
+	double model_mlp;
+	double model_shared;
+	int model_threads;		/* per worker node; 0 = the target's own thread count */
+	double model_refresh;		/* seconds a page-count read is reused; see bwapd_conf.c */
+};
+
+struct bwap_signal {
+	enum bwap_signal_kind kind;
+	pid_t pid;
+	bwap_nodeset workers;
+	char label[96];			/* for status and logs, says MEASURED or MODELLED */
+	/* perf */
+	int nr_threads;
+	struct {
+		pid_t tid;
+		int fd_cycles, fd_stall;
+		uint64_t cycles, stall;
+	} thr[BWAP_SIGNAL_MAX_THREADS];
+	uint64_t perf_raw;
+	/* model */
+	struct bwap_signal_opts o;
+	long cached_pages[BWAP_MAX_NODES];
+	int cached_threads;
+	double cached_value;
+	int have_cache;
+	double cache_time;		/* when numa_maps was last read */
+	long last_total;		/* pages at the previous read; -1 before the first */
+	/* progress */
+	int progress_fd;
+	uint64_t last_count;
+	double last_time;
+	int have_last;
+};
+
+/*
+ * Set up a source for pid with worker nodes workers.  AUTO tries perf and
+ * falls back to model; why perf failed is in note (e.g. "no hardware
+ * counters: TCG guest?").  0 or -1 (err set).
+ */
+int bwap_signal_open(struct bwap_signal *s, pid_t pid, bwap_nodeset workers, int nr_nodes,
+		     const struct bwap_signal_opts *o, char *note, size_t notelen,
+		     char *err, size_t errlen);
+/* One sample at monotonic time now; 0, 1 (no value yet: first read), or -1 (errno, err). */
+int bwap_signal_sample(struct bwap_signal *s, double now, double *value, char *err, size_t errlen);
+void bwap_signal_close(struct bwap_signal *s);
+/* The pages just moved (a push): the next model sample reads them afresh. */
+void bwap_signal_invalidate(struct bwap_signal *s);
+/* Can this machine count backend stalls for pid at all?  0, or -1 with the reason. */
+int bwap_perf_probe(pid_t pid, uint64_t raw, char *err, size_t errlen);
+const char *bwap_signal_kind_name(enum bwap_signal_kind k);
+int bwap_signal_kind_parse(const char *s, enum bwap_signal_kind *k);
+/* Threads of pid (from /proc/PID/task) per node of the CPUs they may run on. */
+int bwap_threads_per_node(pid_t pid, bwap_nodeset workers, int *threads);
+
+
+/* ---- conf.c ------------------------------------------------------------- */
+
+
+#define BWAPD_CONF "/etc/bwap/bwapd.conf"
+
+struct bwapd_conf {
+	char state_dir[256];		/* socket, pid file, search logs */
+	char matrix[256];		/* bandwidth matrix file; "" = STATE_DIR/matrix, else sysfs HMAT */
+	char cgroup[256];		/* tune every process of this cgroup v2 directory; "" = none */
+	double cgroup_scan;		/* seconds between reads of cgroup.procs */
+	struct bwap_tuner_params tuner;
+	double start_dwp;		/* where each search starts (0 = canonical weights) */
+	int max_weight;			/* largest u8 weight pushed */
+	enum bwap_signal_kind signal;	/* default signal for new targets */
+	uint64_t perf_raw;		/* raw PMU event for stalls; 0 = generic backend stalls */
+	double model_mlp, model_shared;	/* the modelled workload */
+	int model_threads;		/* per worker node; 0 = the target's thread count */
+	double model_refresh;		/* seconds one numa_maps read is reused by the model signal */
+};
+
+void bwapd_conf_defaults(struct bwapd_conf *c);
+/* One "key = value" setting; 0, or -1 with why in err. */
+int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *value, char *err, size_t errlen);
+/* A whole file; missing_ok: a missing file is fine.  0 or -1 ("FILE:LINE: why" in err). */
+int bwapd_conf_load(struct bwapd_conf *c, const char *path, int missing_ok, char *err, size_t errlen);
+/* Cross-checks after everything is set. */
+int bwapd_conf_check(const struct bwapd_conf *c, char *err, size_t errlen);
+void bwapd_conf_print(const struct bwapd_conf *c, FILE *f);
+
+/* ---- what main.c, targets.c and control.c share ------------------------ */
+
+#define MAX_TARGETS 64
+#define MAX_WAITERS 16
+
+struct target {
+	int used;
+	pid_t pid;
+	int pidfd;
+	char comm[32];
+	char how[16];			/* run, attach, cgroup */
+	bwap_nodeset workers, nodes;
+	struct bwap_weights canon;	/* DWP 0, before quantisation */
+	struct bwap_weights pushed;
+	double pushed_dwp;
+	int have_pushed;
+	struct bwap_cosched cs;		/* the search (tuner.c); cs.stage 1 = --protect's first stage */
+	struct bwap_signal sig;
+	pid_t protect_pid;		/* --protect: stage 1 tunes on this process's signal */
+	struct bwap_signal psig;
+	char note[256];			/* why the signal is what it is */
+	double next;			/* monotonic time of the next sample */
+	long pushes, moved, not_moved, samples, skipped;
+	int settled_once;
+	int placed;			/* pushed again once the target was steady */
+	FILE *log;			/* search log */
+	int waiters[MAX_WAITERS];	/* client fds waiting for convergence ... */
+	long waiter_pushes[MAX_WAITERS];	/* ... or, if > 0, for this many pushes */
+	int nr_waiters;
+};
+
+
+extern struct bwapd_conf conf;
+extern struct bwap_topology *topo;
+extern struct bwap_matrix *matrix;
+extern struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
+extern struct target targets[MAX_TARGETS];
+extern double t_start;
+
+/* main.c */
+double now(void);
+void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* targets.c */
+char *weights_str(const struct bwap_weights *w, char *buf, size_t len);
+void send_reply(int fd, const char *buf, size_t len);
+int target_attach(pid_t pid, const char *args, char *err, size_t errlen);
+struct target *find_target(pid_t pid);
+void drop_target(struct target *t, const char *why);
+void sample_target(struct target *t, double tnow);
+void status_print(FILE *f, int json);
+double cpu_seconds(void);
+void scan_cgroup(void);
+
+/* control.c */
+int open_socket(char *err, size_t errlen);
+int control_fd(void);			/* the listening socket, for poll() */
+const char *control_path(void);
+void handle_socket_client(int fd);
+void close_socket(void);
+
+#endif

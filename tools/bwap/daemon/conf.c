@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapd.conf: "key = value" lines, '#' comments.  The tuner's knobs are
+ * explained where their defaults are set (tuner.c); the rest here and in
+ * bwapd.conf, the commented example.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bwapd.h"
+
+void bwapd_conf_defaults(struct bwapd_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", BWAP_STATE_DIR);
+	bwap_tuner_defaults(&c->tuner);
+	/* cgroup_scan: how soon a new process of the cgroup is picked up, against wakeups */
+	c->cgroup_scan = 2.0;
+	c->start_dwp = 0;
+	c->max_weight = 255;
+	c->signal = BWAP_SIGNAL_AUTO;
+	/*
+	 * The modelled workload (MODEL.md): mlp = misses in flight per thread.
+	 * 3 is the model's "latency" preset: DWP matters, with an interior
+	 * optimum on most machines.  Only used by the modelled signal.
+	 */
+	c->model_mlp = 3;
+	c->model_shared = 0.5;
+	c->model_threads = 0;
+	/*
+	 * model_refresh: the modelled signal reads the target's page counts
+	 * (/proc/PID/numa_maps, a walk of all its page tables) at most this
+	 * often, and right after every push.  Pages bwapd moves are always
+	 * seen at once; pages the target itself faults or frees are seen
+	 * within this time.  Lower notices such drift sooner and costs more
+	 * CPU; 4 s is one measurement at the default n * t.
+	 */
+	c->model_refresh = 4.0;
+}
+
+static int num(const char *key, const char *v, double lo, double hi, double *out, char *err, size_t errlen)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (end == v || *end || errno || !(x >= lo && x <= hi)) {
+		snprintf(err, errlen, "%s = '%s': expected a number from %g to %g", key, v, lo, hi);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+static const char *const keys =
+	"state_dir, matrix, cgroup, cgroup_scan, step, samples, trim, interval, min_gain, drift, "
+	"start_dwp, max_weight, signal, perf_raw_event, model_mlp, model_shared, model_threads, "
+	"model_refresh";
+
+int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	double x;
+
+	if (!strcmp(key, "state_dir") || !strcmp(key, "matrix") || !strcmp(key, "cgroup")) {
+		char *dst = !strcmp(key, "state_dir") ? c->state_dir : !strcmp(key, "matrix") ? c->matrix : c->cgroup;
+
+		if (strlen(v) >= sizeof(c->state_dir)) {
+			snprintf(err, errlen, "%s: path longer than %zu characters", key, sizeof(c->state_dir) - 1);
+			return -1;
+		}
+		strcpy(dst, v);
+		return 0;
+	}
+	if (!strcmp(key, "signal")) {
+		if (bwap_signal_kind_parse(v, &c->signal)) {
+			snprintf(err, errlen, "signal = '%s': expected auto, perf, model or progress", v);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "perf_raw_event")) {
+		char *end;
+
+		errno = 0;
+		c->perf_raw = strtoull(v, &end, 0);
+		if (end == v || *end || errno) {
+			snprintf(err, errlen, "perf_raw_event = '%s': expected a raw PMU config such as 0x14a3", v);
+			return -1;
+		}
+		return 0;
+	}
+#define NUM(name, lo, hi, field, conv)                                         \
+	if (!strcmp(key, name)) {                                              \
+		if (num(key, v, lo, hi, &x, err, errlen))                      \
+			return -1;                                             \
+		field = conv x;                                                \
+		return 0;                                                      \
+	}
+	NUM("cgroup_scan", 0.1, 3600, c->cgroup_scan, (double))
+	NUM("step", 0.001, 1, c->tuner.step, (double))
+	NUM("samples", 1, BWAP_TUNER_MAX_SAMPLES, c->tuner.samples, (int))
+	NUM("trim", 0, BWAP_TUNER_MAX_SAMPLES, c->tuner.trim, (int))
+	NUM("interval", 0.001, 3600, c->tuner.interval, (double))
+	NUM("min_gain", 0, 0.99, c->tuner.min_gain, (double))
+	NUM("drift", 0.0001, 100, c->tuner.drift, (double))
+	NUM("start_dwp", 0, 1, c->start_dwp, (double))
+	NUM("max_weight", 1, 255, c->max_weight, (int))
+	NUM("model_mlp", 0.1, 1000, c->model_mlp, (double))
+	NUM("model_shared", 0, 1, c->model_shared, (double))
+	NUM("model_threads", 0, 4096, c->model_threads, (int))
+	NUM("model_refresh", 0, 3600, c->model_refresh, (double))
+#undef NUM
+	snprintf(err, errlen, "unknown key '%s' (keys: %s)", key, keys);
+	return -1;
+}
+
+static char *trim_space(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+int bwapd_conf_load(struct bwapd_conf *c, const char *path, int missing_ok, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], why[512];
+	struct stat st;
+	int lineno = 0;
+
+	if (!f) {
+		if (missing_ok && errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!fstat(fileno(f), &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "config %s is not a regular file (%s); give a file such as %s", path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "a special file", BWAPD_CONF);
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq;
+
+		lineno++;
+		line[strcspn(line, "#")] = '\0';
+		s = trim_space(line);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value', got '%s'", path, lineno, s);
+			fclose(f);
+			return -1;
+		}
+		*eq = '\0';
+		if (bwapd_conf_set(c, trim_space(s), trim_space(eq + 1), why, sizeof(why))) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+int bwapd_conf_check(const struct bwapd_conf *c, char *err, size_t errlen)
+{
+	char why[400];
+
+	if (bwap_tuner_check(&c->tuner, why, sizeof(why))) {
+		snprintf(err, errlen, "tuner settings: %s", why);
+		return -1;
+	}
+	if (!c->state_dir[0]) {
+		snprintf(err, errlen, "state_dir is empty");
+		return -1;
+	}
+	return 0;
+}
+
+void bwapd_conf_print(const struct bwapd_conf *c, FILE *f)
+{
+	fprintf(f, "state_dir = %s\nmatrix = %s\ncgroup = %s\ncgroup_scan = %g\n"
+		   "step = %g\nsamples = %d\ntrim = %d\ninterval = %g\nmin_gain = %g\ndrift = %g\n"
+		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_raw_event = %#llx\n"
+		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n",
+		c->state_dir, c->matrix, c->cgroup, c->cgroup_scan, c->tuner.step, c->tuner.samples,
+		c->tuner.trim, c->tuner.interval, c->tuner.min_gain, c->tuner.drift, c->start_dwp,
+		c->max_weight, bwap_signal_kind_name(c->signal), (unsigned long long)c->perf_raw,
+		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh);
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapd: BWAP's online DWP tuner.  For every target process it searches
+ * the data-to-worker proximity that minimises the target's stall signal
+ * (tuner.c), and at each step pushes the weights for that DWP into the
+ * kernel with process_mpol_reweight(pidfd, w, maxnode, MPOL_MF_REBALANCE),
+ * which migrates the pages to match.
+ *
+ * One thread, one poll() loop: the control socket, its clients, a pidfd per
+ * target (readable when the target exits), a self-pipe for SIGTERM/SIGINT,
+ * and a timeout to the earliest sample due.  Every decision is logged on
+ * stderr (the journal under systemd); each target's measurements also go
+ * to STATE_DIR/search-PID.log for 'bwapctl report --search'.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bwapd.h"
+#include "../lib/mempolicy2.h"
+
+struct bwapd_conf conf;
+struct bwap_topology *topo;
+struct bwap_matrix *matrix;
+struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
+struct target targets[MAX_TARGETS];
+double t_start;
+static int sig_pipe[2] = { -1, -1 };	/* the signal handler's self-pipe */
+
+static void on_signal(int sig)
+{
+	unsigned char c = sig;
+
+	if (write(sig_pipe[1], &c, 1) < 0)
+		return;	/* the pipe is full: a stop is already pending */
+}
+
+double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bwapd: [%9.3f] ", now() - t_start);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: bwapd [OPTIONS]\n\n"
+		   "BWAP's online tuner: for each target process, searches the data-to-worker\n"
+		   "proximity (DWP) with the lowest stall rate and pushes the weights for each\n"
+		   "step into the kernel (process_mpol_reweight with MPOL_MF_REBALANCE), which\n"
+		   "moves the pages.  Targets come from 'bwapctl run', 'bwapctl attach PID' and\n"
+		   "the optional cgroup; 'bwapctl status' shows them.  Runs in the foreground;\n"
+		   "logs every decision on stderr.\n\n"
+		   "  -c, --config FILE     config file (default %s; missing is fine\n"
+		   "                        unless given here)\n"
+		   "  --state-dir DIR       socket, pid file, search logs (default %s)\n"
+		   "  --matrix FILE         bandwidth matrix (default: STATE_DIR/matrix, else HMAT)\n"
+		   "  --signal KIND         auto (perf, else model), perf, model, progress\n"
+		   "  --set KEY=VALUE       any config key, after the file (repeatable)\n"
+		   "  --check-config        check the config, print it, exit\n"
+		   "  --ready-fd N          write \"ready\" to fd N and close it once the socket\n"
+		   "                        listens (for scripts; no polling needed)\n"
+		   "  -h, --help            this text\n"
+		   "  --version             bwapd's version\n\n"
+		   "Config keys and the tuner's knobs are in bwapd(8) and bwapd.conf.\n",
+		BWAPD_CONF, BWAP_STATE_DIR);
+}
+
+static int load_matrix(char *err, size_t errlen)
+{
+	char path[512];
+
+	topo = calloc(1, sizeof(*topo));
+	matrix = calloc(1, sizeof(*matrix));
+	machine = calloc(1, sizeof(*machine));
+	if (!topo || !matrix || !machine) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (bwap_topology_read(topo, getenv("BWAP_SYSFS_ROOT"), err, errlen))
+		return -1;
+	snprintf(path, sizeof(path), "%s/matrix", conf.state_dir);
+	if (conf.matrix[0]) {
+		if (bwap_matrix_load(matrix, conf.matrix, err, errlen))
+			return -1;
+	} else if (!access(path, R_OK)) {
+		if (bwap_matrix_load(matrix, path, err, errlen))
+			return -1;
+	} else if (bwap_matrix_from_hmat(matrix, topo, 1, err, errlen)) {
+		return -1;
+	}
+	if (bwap_machine_from_matrix(machine, matrix, err, errlen)) {
+		logmsg("the model cannot use this matrix (%s); only the perf and progress signals work", err);
+		free(machine);
+		machine = NULL;
+	}
+	return 0;
+}
+
+/* What the command line asked for besides config keys. */
+struct options {
+	const char *conf_path;
+	int conf_given, check_only, ready_fd;
+};
+
+/*
+ * The config file first (-c may come anywhere), then every option over
+ * it in order.  Returns -1 to go on, else the exit status.
+ */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_STATE_DIR = 256, OPT_MATRIX, OPT_SIGNAL, OPT_SET, OPT_CHECK, OPT_READY, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "matrix", required_argument, NULL, OPT_MATRIX },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "ready-fd", required_argument, NULL, OPT_READY },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ 0 }
+	};
+	char err[1024];
+	int c, idx, seen_state = 0, seen_matrix = 0, seen_signal = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->conf_path = BWAPD_CONF;
+	o->ready_fd = -1;
+	opterr = 0;
+	/* pass 1: help, version, the config file and errors in the options themselves */
+	while ((c = getopt_long(argc, argv, ":c:h", longopts, &idx)) != -1) {
+		int *seen = c == OPT_STATE_DIR ? &seen_state : c == OPT_MATRIX ? &seen_matrix :
+			    c == OPT_SIGNAL ? &seen_signal : c == 'c' ? &o->conf_given : NULL;
+
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		} else if (c == OPT_VERSION) {
+			printf("bwapd %s\n", BWAP_VERSION);
+			return 0;
+		} else if (c == '?') {
+			fprintf(stderr, "bwapd: unknown option '%s'; see 'bwapd --help'\n", argv[optind - 1]);
+			return 2;
+		} else if (c == ':') {
+			fprintf(stderr, "bwapd: %s needs a value; see 'bwapd --help'\n", argv[optind - 1]);
+			return 2;
+		}
+		if (seen && (*seen)++) {
+			fprintf(stderr, "bwapd: --%s given twice; give it once\n", c == 'c' ? "config" : longopts[idx].name);
+			return 2;
+		}
+		if (c == 'c')
+			o->conf_path = optarg;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "bwapd: unexpected argument '%s'; see 'bwapd --help'\n", argv[optind]);
+		return 2;
+	}
+	if (bwapd_conf_load(&conf, o->conf_path, !o->conf_given, err, sizeof(err))) {
+		fprintf(stderr, "bwapd: %s\n", err);
+		return 2;
+	}
+	/* pass 2: options over the file, in order */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+		const char *key = c == OPT_STATE_DIR ? "state_dir" : c == OPT_MATRIX ? "matrix" :
+				  c == OPT_SIGNAL ? "signal" : NULL;
+		char *end;
+
+		if (key && bwapd_conf_set(&conf, key, optarg, err, sizeof(err))) {
+			fprintf(stderr, "bwapd: --%s: %s\n", c == OPT_STATE_DIR ? "state-dir" : key, err);
+			return 2;
+		} else if (c == OPT_CHECK) {
+			o->check_only = 1;
+		} else if (c == OPT_READY) {
+			long fd;
+
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
+				fprintf(stderr, "bwapd: --ready-fd '%s' is not an open file descriptor\n", optarg);
+				return 2;
+			}
+			o->ready_fd = (int)fd;
+		} else if (c == OPT_SET) {
+			char kv[512], *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg) {
+				fprintf(stderr, "bwapd: --set needs KEY=VALUE, e.g. --set samples=10\n");
+				return 2;
+			}
+			snprintf(kv, sizeof(kv), "%s", optarg);
+			kv[eq - optarg] = '\0';
+			if (bwapd_conf_set(&conf, kv, kv + (eq - optarg) + 1, err, sizeof(err))) {
+				fprintf(stderr, "bwapd: --set %s: %s\n", optarg, err);
+				return 2;
+			}
+		}
+	}
+	if (bwapd_conf_check(&conf, err, sizeof(err))) {
+		fprintf(stderr, "bwapd: bad config: %s\n", err);
+		return 2;
+	}
+	if (o->check_only) {
+		bwapd_conf_print(&conf, stdout);
+		return 0;
+	}
+	return -1;
+}
+
+/* The kernel, the state dir, the matrix and the socket; 0 or the exit status. */
+static int start_up(void)
+{
+	char err[1024];
+
+	/* An invalid pidfd tells the two cases apart: EBADF = there, ENOSYS = not. */
+	if (syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0) < 0 && errno == ENOSYS) {
+		fprintf(stderr, "bwapd: this kernel has no process_mpol_reweight (syscall %d, ENOSYS); boot a "
+				"kernel with the BWAP series and CONFIG_NUMA_POLICY_WEIGHTS=y\n",
+			__NR_process_mpol_reweight);
+		return 1;
+	}
+	if (bwap_state_mkdir(conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
+	    open_socket(err, sizeof(err))) {
+		fprintf(stderr, "bwapd: %s\n", err);
+		return 1;
+	}
+	if (!machine && conf.signal == BWAP_SIGNAL_MODEL) {
+		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* SIGTERM, SIGINT and SIGHUP end the loop through a self-pipe; returns its read end or -1. */
+static int catch_signals(void)
+{
+	struct sigaction sa;
+
+	/* a self-pipe, not signalfd: small kernels (the test guests) lack CONFIG_SIGNALFD */
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		fprintf(stderr, "bwapd: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return sig_pipe[0];
+}
+
+/* Log what bwapd runs with, take the cgroup's processes, then say "ready". */
+static void announce(int ready_fd, double *next_scan)
+{
+	char perr[256];
+
+	logmsg("pid %d listening on %s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
+	       getpid(), control_path(), matrix->source, conf.tuner.step, conf.tuner.samples,
+	       conf.tuner.interval, conf.tuner.trim, conf.tuner.drift);
+	if (bwap_perf_probe(getpid(), conf.perf_raw, perr, sizeof(perr)))
+		logmsg("no stall counters: %s; targets use the MODELLED signal (placement model fed with "
+		       "their real page counts) unless they report progress", perr);
+	/* the cgroup's processes are targets before anyone is told we are ready */
+	if (conf.cgroup[0]) {
+		scan_cgroup();
+		*next_scan = now() + conf.cgroup_scan;
+	}
+	if (ready_fd >= 0) {
+		send_reply(ready_fd, "ready\n", 6);
+		close(ready_fd);
+	}
+}
+
+/* The poll loop: signals, control clients, exited targets, samples due. */
+static int serve(int sfd, double next_scan)
+{
+	for (;;) {
+		struct pollfd pf[2 + MAX_TARGETS];
+		struct target *pft[2 + MAX_TARGETS];
+		double tnow = now(), due = tnow + 3600;
+		int nfds = 0, timeout;
+
+		if (conf.cgroup[0] && tnow >= next_scan) {
+			scan_cgroup();
+			next_scan = tnow + conf.cgroup_scan;
+		}
+		if (conf.cgroup[0])
+			due = fmin(due, next_scan);
+		pf[nfds].fd = sfd;
+		pf[nfds++].events = POLLIN;
+		pf[nfds].fd = control_fd();
+		pf[nfds++].events = POLLIN;
+		for (int i = 0; i < MAX_TARGETS; i++) {
+			if (!targets[i].used)
+				continue;
+			due = fmin(due, targets[i].next);
+			pft[nfds] = &targets[i];
+			pf[nfds].fd = targets[i].pidfd;
+			pf[nfds++].events = POLLIN;
+		}
+		timeout = due <= tnow ? 0 : (int)ceil((due - tnow) * 1000);
+		if (poll(pf, nfds, timeout) < 0 && errno != EINTR) {
+			logmsg("poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pf[0].revents) {
+			unsigned char sig = 0;
+
+			if (read(sfd, &sig, 1) == 1)
+				logmsg("signal %d: shutting down", sig);
+			return 0;
+		}
+		for (int i = 2; i < nfds; i++)
+			if (pf[i].revents && pft[i]->used)
+				drop_target(pft[i], "exited");
+		if (pf[1].revents & POLLIN) {
+			int cfd = accept4(control_fd(), NULL, NULL, SOCK_CLOEXEC);
+
+			if (cfd >= 0)
+				handle_socket_client(cfd);
+		}
+		tnow = now();
+		for (int i = 0; i < MAX_TARGETS; i++)
+			if (targets[i].used && targets[i].next <= tnow)
+				sample_target(&targets[i], tnow);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	double next_scan = 0;
+	int rc, sfd;
+
+	t_start = now();
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	bwapd_conf_defaults(&conf);
+	rc = parse_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	rc = start_up();
+	if (!rc && (sfd = catch_signals()) < 0)
+		rc = 1;
+	if (!rc) {
+		announce(o.ready_fd, &next_scan);
+		rc = serve(sfd, next_scan);
+		for (int i = 0; i < MAX_TARGETS; i++)
+			if (targets[i].used)
+				drop_target(&targets[i], "bwapd is stopping (weights stay as last pushed)");
+	}
+	close_socket();
+	logmsg("stopped, cpu %.3f s over %.1f s", cpu_seconds(), now() - t_start);
+	return rc;
+}

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapd's targets: registration (run, attach, cgroup), one sample at a
+ * time into the tuner, the pushes with process_mpol_reweight, the waiters
+ * on a search, and the status report.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "bwapd.h"
+#include "../lib/mempolicy2.h"
+
+char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < w->nr_nodes && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%u", i ? "," : "",
+			      bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0);
+	return buf;
+}
+
+static long vmstat_moved(void)
+{
+	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
+	long v = -1;
+
+	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
+		v = atol(p + 22);
+	free(text);
+	return v;
+}
+
+/* ---- targets ---------------------------------------------------------- */
+
+/* A reply to a client; one that went away is no error (SIGPIPE is ignored). */
+void send_reply(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= n;
+	}
+}
+
+/*
+ * Answer the clients waiting on t: all of them (all != 0: the target is
+ * gone), or those waiting for convergence (pushes == 0), or those whose
+ * push count has been reached (pushes > 0).
+ */
+static void reply_waiters_if(struct target *t, int all, long pushes, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reply_waiters_if(struct target *t, int all, long pushes, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n, kept = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < t->nr_waiters; i++) {
+		long want = t->waiter_pushes[i];
+
+		if (all || (!pushes && !want) || (pushes && want && pushes >= want)) {
+			send_reply(t->waiters[i], buf, n);
+			close(t->waiters[i]);
+		} else {
+			t->waiters[kept] = t->waiters[i];
+			t->waiter_pushes[kept++] = want;
+		}
+	}
+	t->nr_waiters = kept;
+}
+
+static void refresh_comm(struct target *t);
+
+void drop_target(struct target *t, const char *why)
+{
+	if (strcmp(why, "exited"))
+		refresh_comm(t);
+	logmsg("pid %d (%s): %s; dropped after %ld pushes (%ld pages moved)", t->pid, t->comm, why,
+	       t->pushes, t->moved);
+	reply_waiters_if(t, 1, 0, "ok\nexited pid %d: %s\n", t->pid, why);
+	bwap_signal_close(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_close(&t->psig);
+	if (t->log)
+		fclose(t->log);
+	close(t->pidfd);
+	memset(t, 0, sizeof(*t));
+}
+
+struct target *find_target(pid_t pid)
+{
+	for (int i = 0; i < MAX_TARGETS; i++)
+		if (targets[i].used && targets[i].pid == pid)
+			return &targets[i];
+	return NULL;
+}
+
+static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
+{
+	*w = t->canon;
+	if (dwp > 0)
+		bwap_weights_apply_dwp(w, t->workers, dwp);
+	bwap_weights_quantise(w, conf.max_weight, 0.005);
+	return 0;
+}
+
+/* Push the weights for DWP dwp with MPOL_MF_REBALANCE; -1 drops the target. */
+static int push(struct target *t, double dwp, const char *why)
+{
+	struct bwap_weights w;
+	struct bwap_pagedist d;
+	long target[BWAP_MAX_NODES], expect = -1, before, after, ret;
+	char err[256], ws[256];
+
+	weights_at(t, dwp, &w);
+	if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+		unsigned char wb[BWAP_MAX_NODES] = { 0 };
+
+		for (int i = 0; i < w.nr_nodes; i++)
+			wb[i] = bwap_nodeset_has(w.nodes, i) ? w.w[i] : 0;
+		expect = bwap_pagedist_targets(&d, wb, target);
+		bwap_pagedist_free(&d);
+	}
+	before = vmstat_moved();
+	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAP_MPOL_MF_REBALANCE);
+	after = vmstat_moved();
+	bwap_signal_invalidate(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_invalidate(&t->psig);
+	if (ret < 0) {
+		int e = errno;
+
+		if (e == ESRCH)
+			return -1;
+		logmsg("pid %d: process_mpol_reweight(dwp %.3f, weights %s) failed: %s%s", t->pid, dwp,
+		       weights_str(&w, ws, sizeof(ws)), strerror(e),
+		       e == EPERM ? " (bwapd needs ptrace access to the target, and CAP_SYS_NICE for other users)" :
+		       e == EINVAL ? " (weights outside the target's cpuset or nodemask?)" : "");
+		return e == EPERM || e == EINVAL ? -2 : 0;
+	}
+	t->pushes++;
+	refresh_comm(t);
+	t->moved += after - before;
+	t->not_moved += ret;
+	t->pushed = w;
+	t->pushed_dwp = dwp;
+	t->have_pushed = 1;
+	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: expected moves %ld, "
+	       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dwp,
+	       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	if (getenv("BWAPD_DEBUG_PAGES")) {
+		/* for tests: the pages per node after the push against the targets */
+		char b1[256] = "", b2[256] = "";
+		size_t n1 = 0, n2 = 0;
+
+		if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+			for (int i = 0; i < d.nr_nodes; i++) {
+				n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", d.pages[i]);
+				n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", target[i]);
+			}
+			bwap_pagedist_free(&d);
+		}
+		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
+	}
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
+			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	return 0;
+}
+
+static int open_signal(struct target *t, struct bwap_signal *s, pid_t pid, enum bwap_signal_kind kind,
+		       const char *progress, char *err, size_t errlen)
+{
+	struct bwap_signal_opts o = {
+		.kind = kind, .perf_raw = conf.perf_raw, .progress_file = progress, .mc = machine,
+		.model_mlp = conf.model_mlp, .model_shared = conf.model_shared,
+		.model_threads = conf.model_threads, .model_refresh = conf.model_refresh,
+	};
+	char note[256];
+
+	if (bwap_signal_open(s, pid, t->workers, matrix->nr_nodes, &o, note, sizeof(note), err, errlen))
+		return -1;
+	if (note[0]) {
+		logmsg("pid %d: %s", pid, note);
+		snprintf(t->note, sizeof(t->note), "%s", note);
+	}
+	return 0;
+}
+
+static bwap_nodeset workers_from_affinity(pid_t pid)
+{
+	cpu_set_t *set = CPU_ALLOC(BWAP_MAX_CPUS);
+	size_t size = CPU_ALLOC_SIZE(BWAP_MAX_CPUS);
+	bwap_nodeset w = 0;
+
+	if (!set)
+		return 0;
+	if (!sched_getaffinity(pid, size, set))
+		for (int n = 0; n < BWAP_MAX_NODES; n++)
+			for (int c = 0; c < BWAP_MAX_CPUS && bwap_nodeset_has(topo->has_cpu, n); c++)
+				if (topo->node[n].cpus[c] && CPU_ISSET_S(c, size, set))
+					w |= BWAP_NODE_BIT(n);
+	CPU_FREE(set);
+	return w;
+}
+
+static void log_point(struct target *t)
+{
+	const struct bwap_tuner_point *p = &t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY];
+
+	if (t->log) {
+		fprintf(t->log, "point %.6f %.9g %d %d%s\n", p->dwp, p->metric, p->search, p->settled,
+			t->cs.stage == 1 ? " protect" : "");
+		fflush(t->log);
+	}
+}
+
+/* attach PID [workers SET] [signal KIND] [progress FILE] [protect PID] [how WORD] */
+int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
+{
+	struct target *t = NULL;
+	enum bwap_signal_kind kind = conf.signal;
+	char progress[256] = "", ws[256], key[32], val[256], path[512];
+	bwap_nodeset workers = 0;
+	double cap[BWAP_MAX_NODES];
+	pid_t protect = 0;
+	int pos = 0, n, r, kind_given = 0;
+
+	if (find_target(pid)) {
+		snprintf(err, errlen, "pid %d is already a target", pid);
+		return -1;
+	}
+	for (int i = 0; i < MAX_TARGETS && !t; i++)
+		if (!targets[i].used)
+			t = &targets[i];
+	if (!t) {
+		snprintf(err, errlen, "bwapd already tunes %d processes, its limit", MAX_TARGETS);
+		return -1;
+	}
+	memset(t, 0, sizeof(*t));
+	snprintf(t->how, sizeof(t->how), "attach");
+	while (args && sscanf(args + pos, " %31s %255s%n", key, val, &n) == 2) {
+		pos += n;
+		if (!strcmp(key, "workers")) {
+			if (bwap_nodeset_parse(val, &workers, err, errlen))
+				return -1;
+		} else if (!strcmp(key, "signal")) {
+			if (bwap_signal_kind_parse(val, &kind)) {
+				snprintf(err, errlen, "signal '%s': expected auto, perf, model or progress", val);
+				return -1;
+			}
+			kind_given = 1;
+		} else if (!strcmp(key, "progress")) {
+			snprintf(progress, sizeof(progress), "%s", val);
+			/* a target that reports progress is tuned on it, unless told otherwise */
+			if (!kind_given)
+				kind = BWAP_SIGNAL_PROGRESS;
+		} else if (!strcmp(key, "protect")) {
+			protect = atoi(val);
+		} else if (!strcmp(key, "how")) {
+			snprintf(t->how, sizeof(t->how), "%.15s", val);
+		} else {
+			snprintf(err, errlen, "unknown attach argument '%s'", key);
+			return -1;
+		}
+	}
+	t->pid = pid;
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		snprintf(err, errlen, "pidfd_open(%d): %s", pid, errno == ESRCH ? "no such process" : strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	{
+		char *c = bwap_read_file(path, NULL);
+
+		snprintf(t->comm, sizeof(t->comm), "%s", c ? c : "?");
+		t->comm[strcspn(t->comm, "\n")] = '\0';
+		free(c);
+	}
+	if (!workers)
+		workers = workers_from_affinity(pid);
+	if (!workers) {
+		snprintf(err, errlen, "cannot tell pid %d's worker nodes from its CPU affinity; give workers SET",
+			 pid);
+		goto fail;
+	}
+	t->workers = workers & topo->has_cpu;
+	t->nodes = topo->has_memory;
+	if (bwap_canonical_capacity(matrix, t->workers, t->nodes, cap, err, errlen) ||
+	    bwap_weights_from_capacity(&t->canon, cap, matrix->nr_nodes, t->nodes, err, errlen))
+		goto fail;
+	if (protect && !find_target(protect) && kill(protect, 0) && errno == ESRCH) {
+		snprintf(err, errlen, "protected pid %d does not exist", protect);
+		goto fail;
+	}
+	if (open_signal(t, &t->sig, pid, kind, progress[0] ? progress : NULL, err, errlen))
+		goto fail;
+	t->used = 1;
+	bwap_cosched_init(&t->cs, &conf.tuner, conf.start_dwp, protect != 0);
+	if (protect) {
+		/*
+		 * Co-scheduled mode, stage 1: raise the target's DWP while the
+		 * protected process's signal improves; where it stops is the
+		 * floor for stage 2, which tunes the target's own signal.
+		 */
+		if (open_signal(t, &t->psig, protect, kind == BWAP_SIGNAL_PROGRESS ? BWAP_SIGNAL_AUTO : kind,
+				NULL, err, errlen)) {
+			bwap_signal_close(&t->sig);
+			t->used = 0;
+			goto fail;
+		}
+		t->protect_pid = protect;
+		if (t->sig.kind == BWAP_SIGNAL_MODEL)
+			logmsg("pid %d: note: the model sees each process alone, so with the MODELLED signal "
+			       "stage 1 cannot see interference and keeps the floor where it starts", pid);
+	}
+	snprintf(path, sizeof(path), "%s/search-%d.log", conf.state_dir, pid);
+	t->log = fopen(path, "w");
+	if (t->log)
+		fprintf(t->log, "# bwapd search log: pid %d (%s), workers %s\n# metric: %s\n", pid, t->comm,
+			bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label);
+	logmsg("pid %d (%s): attached (%s), workers %s, signal: %s%s%s", pid, t->comm, t->how,
+	       bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label,
+	       protect ? ", stage 1 protects pid " : "", protect ? (snprintf(val, sizeof(val), "%d", protect), val) : "");
+	r = push(t, t->cs.t.cur, "start");
+	if (r < 0) {
+		snprintf(err, errlen, r == -1 ? "pid %d exited" :
+			 "the kernel refused the weights for pid %d (see bwapd's log)", pid);
+		drop_target(t, "refused at start");
+		return -1;
+	}
+	t->next = now() + conf.tuner.interval;
+	return 0;
+fail:
+	close(t->pidfd);
+	memset(t, 0, sizeof(*t));
+	return -1;
+}
+
+/* The name, again: 'bwapctl run' registers itself before it execs the program. */
+static void refresh_comm(struct target *t)
+{
+	char path[64], *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
+	c = bwap_read_file(path, NULL);
+	if (c) {
+		c[strcspn(c, "\n")] = '\0';
+		snprintf(t->comm, sizeof(t->comm), "%s", c);
+		free(c);
+	}
+}
+
+void sample_target(struct target *t, double tnow)
+{
+	struct bwap_signal *s = t->cs.stage == 1 ? &t->psig : &t->sig;
+	enum bwap_tuner_action a;
+	double v;
+	char err[256];
+	int r, stage = t->cs.stage;
+
+	t->next = tnow + conf.tuner.interval;
+	r = bwap_signal_sample(s, tnow, &v, err, sizeof(err));
+	if (r < 0) {
+		if (s == &t->psig) {
+			logmsg("pid %d: protected pid %d is gone (%s); stage 2 starts at DWP %.3f", t->pid,
+			       t->protect_pid, err, t->cs.t.cur);
+			bwap_signal_close(&t->psig);
+			bwap_cosched_end_stage1(&t->cs);
+			if (push(t, t->cs.t.cur, "stage 2") == -1)
+				drop_target(t, "exited");
+			return;
+		}
+		drop_target(t, errno == ESRCH ? "exited" : err);
+		return;
+	}
+	if (r > 0) {
+		/* no value (target not running, still faulting in): this measurement starts over */
+		t->skipped++;
+		bwap_tuner_discard(&t->cs.t);
+		return;
+	}
+	if (!t->placed) {
+		/*
+		 * The first steady sample: the start push may have come before
+		 * the target faulted its memory in (bwapctl run registers before
+		 * the exec), so place its pages once more and measure from there.
+		 */
+		t->placed = 1;
+		bwap_tuner_discard(&t->cs.t);
+		if (push(t, t->cs.t.cur, "steady") == -1)
+			drop_target(t, "exited");
+		return;
+	}
+	t->samples++;
+	a = bwap_cosched_feed(&t->cs, v);
+	if (a == BWAP_TUNER_SAMPLE)
+		return;
+	refresh_comm(t);
+	if (stage == 1 && t->cs.stage == 2) {
+		logmsg("pid %d: stage 1, measured protected pid %d: settled -> stage 1 done: the protected "
+		       "process is best off at DWP >= %.3f; stage 2 tunes pid %d from there", t->pid,
+		       t->protect_pid, t->cs.floor, t->pid);
+		bwap_signal_close(&t->psig);
+	} else {
+		log_point(t);
+		logmsg("pid %d: %smeasured at dwp %.3f: metric %.6g (best %.6g at %.3f) -> %s to %.3f", t->pid,
+		       stage == 1 ? "stage 1, " : "",
+		       t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY].dwp, t->cs.t.last_metric,
+		       t->cs.t.best_metric, t->cs.t.best_dwp, bwap_tuner_action_name(a), t->cs.t.cur);
+	}
+	r = push(t, t->cs.t.cur, stage != t->cs.stage ? "stage 2" : bwap_tuner_action_name(a));
+	if (r == -1) {
+		drop_target(t, "exited");
+		return;
+	}
+	if (a == BWAP_TUNER_CONVERGED) {
+		t->settled_once = 1;
+		if (t->log) {
+			fprintf(t->log, "settle %.6f %.9g %d\n", t->cs.t.best_dwp, t->cs.t.best_metric,
+				t->cs.t.searches - 1);
+			fflush(t->log);
+		}
+		reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
+				 t->cs.t.cur, t->pushes, t->moved);
+	}
+}
+
+/* ---- status ----------------------------------------------------------- */
+
+double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static const char *state_name(const struct target *t)
+{
+	if (t->cs.stage == 1)
+		return "protect-stage1";
+	return t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching";
+}
+
+/*
+ * Why a target has nothing to tune, or "": bwapd moves only memory under
+ * a weighted-interleave policy, which numa_maps lists as such.
+ */
+static const char *idle_reason(const struct target *t, const struct bwap_pagedist *d, int have_pages)
+{
+	if (have_pages && !d->total)
+		return "no weighted-interleave memory: bwapd moves only memory under such a policy; start the "
+		       "program with 'bwapctl run' or 'numactl -w', or give it one with set_mempolicy";
+	return "";
+}
+
+static struct json_object *target_json(struct target *t, const unsigned char *wb, const long *tgt,
+				       const struct bwap_pagedist *d, int have_pages)
+{
+	struct json_object *o = json_object_new_object(), *w = json_object_new_array(),
+			   *pages = json_object_new_array();
+	char buf[256];
+
+	json_object_object_add(o, "pid", json_object_new_int(t->pid));
+	json_object_object_add(o, "comm", json_object_new_string(t->comm));
+	json_object_object_add(o, "how", json_object_new_string(t->how));
+	json_object_object_add(o, "workers",
+			       json_object_new_string(bwap_nodeset_format(t->workers, buf, sizeof(buf))));
+	json_object_object_add(o, "state", json_object_new_string(state_name(t)));
+	json_object_object_add(o, "signal", json_object_new_string(t->sig.label));
+	json_object_object_add(o, "modelled", json_object_new_boolean(t->sig.kind == BWAP_SIGNAL_MODEL));
+	json_object_object_add(o, "note", json_object_new_string(t->note));
+	json_object_object_add(o, "idle_reason", json_object_new_string(idle_reason(t, d, have_pages)));
+	json_object_object_add(o, "dwp", json_object_new_double(t->pushed_dwp));
+	json_object_object_add(o, "best_dwp", json_object_new_double(t->cs.t.best_dwp));
+	json_object_object_add(o, "best_metric", json_object_new_double(t->cs.t.best_metric));
+	json_object_object_add(o, "last_metric", json_object_new_double(t->cs.t.last_metric));
+	json_object_object_add(o, "searches", json_object_new_int(t->cs.t.searches));
+	json_object_object_add(o, "measurements", json_object_new_int64(t->cs.t.nr_points));
+	json_object_object_add(o, "pushes", json_object_new_int64(t->pushes));
+	json_object_object_add(o, "pages_moved", json_object_new_int64(t->moved));
+	json_object_object_add(o, "pages_not_moved", json_object_new_int64(t->not_moved));
+	json_object_object_add(o, "protect_pid", json_object_new_int(t->protect_pid));
+	json_object_object_add(o, "dwp_floor", json_object_new_double(t->cs.floor));
+	for (int n = 0; n < matrix->nr_nodes; n++) {
+		struct json_object *p = json_object_new_object();
+
+		json_object_array_add(w, json_object_new_int(wb[n]));
+		json_object_object_add(p, "node", json_object_new_int(n));
+		json_object_object_add(p, "target", json_object_new_int64(tgt[n]));
+		json_object_object_add(p, "actual", json_object_new_int64(have_pages ? d->pages[n] : 0));
+		json_object_array_add(pages, p);
+	}
+	json_object_object_add(o, "weights", w);
+	json_object_object_add(o, "pages", pages);
+	return o;
+}
+
+void status_print(FILE *f, int json)
+{
+	double up = now() - t_start, cpu = cpu_seconds();
+	struct json_object *root = NULL, *list = NULL;
+	int nr = 0;
+	char buf[256];
+
+	for (int i = 0; i < MAX_TARGETS; i++)
+		nr += targets[i].used;
+	if (json) {
+		root = json_object_new_object();
+		list = json_object_new_array();
+		json_object_object_add(root, "pid", json_object_new_int(getpid()));
+		json_object_object_add(root, "kernel", json_object_new_string(bwap_kernel_mode_name(bwap_kernel_mode())));
+		json_object_object_add(root, "uptime_s", json_object_new_double(up));
+		json_object_object_add(root, "cpu_s", json_object_new_double(cpu));
+		json_object_object_add(root, "state_dir", json_object_new_string(conf.state_dir));
+		json_object_object_add(root, "matrix", json_object_new_string(matrix->source));
+		json_object_object_add(root, "samples", json_object_new_int(conf.tuner.samples));
+		json_object_object_add(root, "trim", json_object_new_int(conf.tuner.trim));
+		json_object_object_add(root, "interval_s", json_object_new_double(conf.tuner.interval));
+		json_object_object_add(root, "step", json_object_new_double(conf.tuner.step));
+	} else {
+		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
+			   "kernel: %s\n"
+			   "tuner: step %g, n=%d samples of t=%g s, trim c=%d, drift %g; matrix: %s\n",
+			getpid(), up, cpu, up > 0 ? 100 * cpu / up : 0, nr, nr == 1 ? "" : "s",
+			bwap_kernel_mode_name(bwap_kernel_mode()), conf.tuner.step,
+			conf.tuner.samples, conf.tuner.interval, conf.tuner.trim, conf.tuner.drift, matrix->source);
+	}
+	for (int i = 0; i < MAX_TARGETS; i++) {
+		struct target *t = &targets[i];
+		struct bwap_pagedist d = { 0 };
+		long tgt[BWAP_MAX_NODES] = { 0 };
+		unsigned char wb[BWAP_MAX_NODES] = { 0 };
+		int have_pages;
+		char err[256];
+		const char *idle;
+
+		if (!t->used)
+			continue;
+		refresh_comm(t);
+		for (int n = 0; n < t->pushed.nr_nodes; n++)
+			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
+		have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
+		if (have_pages)
+			bwap_pagedist_targets(&d, wb, tgt);
+		idle = idle_reason(t, &d, have_pages);
+		if (json) {
+			json_object_array_add(list, target_json(t, wb, tgt, &d, have_pages));
+		} else {
+			fprintf(f, "\npid %d (%s, %s): workers %s, %s, DWP %.3f (best %.3f, metric %.6g), "
+				   "search %d, %ld measurements, %ld pushes, %ld pages moved\n  signal: %s\n",
+				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
+				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
+				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
+			if (idle[0])
+				fprintf(f, "  hint: %s\n", idle);
+			if (t->protect_pid)
+				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->cs.floor);
+			fprintf(f, "  %-6s %7s %10s %10s\n", "node", "weight", "target", "actual");
+			for (int n = 0; n < matrix->nr_nodes; n++)
+				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], have_pages ? d.pages[n] : 0);
+		}
+		if (have_pages)
+			bwap_pagedist_free(&d);
+	}
+	if (json) {
+		json_object_object_add(root, "targets", list);
+		fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_SPACED |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	}
+}
+
+/* ---- cgroup ----------------------------------------------------------- */
+
+void scan_cgroup(void)
+{
+	char path[512], *text, *p, err[512];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", conf.cgroup);
+	text = bwap_read_file(path, NULL);
+	if (!text) {
+		static int warned;
+
+		if (!warned++)
+			logmsg("cannot read %s: %s (cgroup = should name a cgroup v2 directory)", path,
+			       strerror(errno));
+		return;
+	}
+	for (p = text; *p;) {
+		pid_t pid = strtol(p, &p, 10);
+
+		while (*p == '\n')
+			p++;
+		if (pid <= 0 || pid == getpid() || find_target(pid))
+			continue;
+		if (target_attach(pid, "how cgroup", err, sizeof(err)))
+			logmsg("cgroup %s: pid %d not attached: %s", conf.cgroup, pid, err);
+	}
+	free(text);
+}
+

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libbwap: what bwapctl and bwapd share.  Node sets, the machine's
+ * topology from sysfs, bandwidth matrices and their sources, canonical
+ * weights, the raw NUMA syscalls, the read benchmark, worker-set
+ * enumeration, the placement model, the DWP tuner, a process's pages per
+ * node, and the client side of bwapd's control socket.  Each part lives
+ * in its own .c file in lib/; this header is the whole interface.
+ */
+#ifndef BWAP_H
+#define BWAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define BWAP_MAX_NODES 64
+
+/* ---- nodeset.c: sets of node ids ------------------------------------- */
+
+/* A set of node ids below BWAP_MAX_NODES, one bit per node. */
+typedef uint64_t bwap_nodeset;
+
+#define BWAP_NODE_BIT(n) ((bwap_nodeset)1 << (n))
+
+static inline int bwap_nodeset_has(bwap_nodeset s, int node)
+{
+	return node >= 0 && node < BWAP_MAX_NODES && (s & BWAP_NODE_BIT(node));
+}
+
+int bwap_nodeset_count(bwap_nodeset s);
+/* Parse "0,1,4-6"; returns 0 or -1 with a message for the user in err. */
+int bwap_nodeset_parse(const char *text, bwap_nodeset *out, char *err, size_t errlen);
+/* Format as "0-2,5" into buf; returns buf. */
+char *bwap_nodeset_format(bwap_nodeset s, char *buf, size_t len);
+/* Parse a sysfs-style cpu list "0-3,8" into a byte map cpus[0..max). */
+int bwap_cpulist_parse(const char *text, unsigned char *cpus, int max);
+
+/* ---- topology.c: the machine as sysfs shows it ----------------------- */
+
+#define BWAP_MAX_CPUS 1024
+
+/* HMAT performance attributes of one target node for one access class. */
+struct bwap_hmat_access {
+	int present;			/* accessN/initiators exists */
+	bwap_nodeset initiators;	/* the best initiators, as sysfs lists them */
+	long read_bw, write_bw;		/* MiB/s, -1 if absent */
+	long read_lat, write_lat;	/* ns, -1 if absent */
+};
+
+struct bwap_node {
+	int id;
+	int nr_cpus;
+	unsigned char cpus[BWAP_MAX_CPUS];	/* cpus[c] = 1 if CPU c is on the node */
+	long long mem_total_kb, mem_free_kb;
+	int distance[BWAP_MAX_NODES];		/* SLIT row, indexed by node id; 0 = unknown */
+	struct bwap_hmat_access access[2];	/* access0: any initiator, access1: CPU initiators */
+};
+
+struct bwap_topology {
+	int nr_nodes;
+	bwap_nodeset online, has_cpu, has_memory;
+	struct bwap_node node[BWAP_MAX_NODES];	/* indexed by node id */
+};
+
+/* Read /sys/devices/system/node under root (NULL = "/"); 0 or -1 (err set). */
+int bwap_topology_read(struct bwap_topology *t, const char *root, char *err, size_t errlen);
+void bwap_topology_print(const struct bwap_topology *t, FILE *f);
+void bwap_topology_print_json(const struct bwap_topology *t, FILE *f);
+struct json_object;
+/* The topology as a json-c object (caller puts it), for --json outputs. */
+struct json_object *bwap_topology_json(const struct bwap_topology *t);
+/* CPUs of all nodes in set into cpus[BWAP_MAX_CPUS]; returns how many. */
+int bwap_topology_cpus_of(const struct bwap_topology *t, bwap_nodeset set, unsigned char *cpus);
+
+/* ---- matrix.c: node-to-node bandwidth and latency -------------------- */
+
+/*
+ * bw[c][m]: bandwidth seen by threads on CPU node c reading memory of node
+ * m, in MB/s (10^6 bytes/s), or a negative value when unknown.  Rows are
+ * initiators, columns memory nodes: the layout of Intel MLC and of HMAT.
+ * The canonical weights use bw(m -> w) = bw[w][m].
+ */
+struct bwap_matrix {
+	int nr_nodes;			/* ids 0..nr_nodes-1 */
+	double bw[BWAP_MAX_NODES][BWAP_MAX_NODES];
+	double lat[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* ns, negative = unknown */
+	int has_lat;
+	unsigned char estimated[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* bw entry is an estimate */
+	int dist[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* SLIT distances, 0 = unknown */
+	int has_dist;
+	char source[256];		/* where it came from, for reports */
+};
+
+void bwap_matrix_init(struct bwap_matrix *m, int nr_nodes);
+/* Read a file in any supported format: bwap-matrix text, MLC --bandwidth_matrix output, topologies/NAME.topo. */
+int bwap_matrix_load(struct bwap_matrix *m, const char *path, char *err, size_t errlen);
+int bwap_matrix_parse_text(struct bwap_matrix *m, const char *text, char *err, size_t errlen);
+int bwap_matrix_parse_mlc(struct bwap_matrix *m, const char *text, char *err, size_t errlen);
+int bwap_matrix_parse_topo(struct bwap_matrix *m, const char *text, char *err, size_t errlen);
+/* Build from the HMAT attributes in sysfs; see matrix.c for what it can and cannot know. */
+int bwap_matrix_from_hmat(struct bwap_matrix *m, const struct bwap_topology *t,
+			  int estimate, char *err, size_t errlen);
+void bwap_matrix_write_text(const struct bwap_matrix *m, FILE *f);
+void bwap_matrix_print(const struct bwap_matrix *m, FILE *f);
+
+/* ---- weights.c: canonical weights, quantisation, DWP ----------------- */
+
+struct bwap_weights {
+	int nr_nodes;
+	bwap_nodeset nodes;		/* nodes that get a share */
+	double share[BWAP_MAX_NODES];	/* exact fraction, sums to 1 */
+	unsigned char w[BWAP_MAX_NODES];	/* quantised 0..255 */
+	double qshare[BWAP_MAX_NODES];	/* fraction the u8 weights give */
+	double relerr[BWAP_MAX_NODES];	/* |qshare - share| / share */
+	double max_relerr;
+};
+
+/*
+ * capacity[i] of each node in nodes to the workers; the weight of node i is
+ * proportional to it.  Returns 0 or -1 (err set).
+ */
+int bwap_weights_from_capacity(struct bwap_weights *w, const double *capacity, int nr_nodes,
+			       bwap_nodeset nodes, char *err, size_t errlen);
+/* capacity[i] = min over w in workers of bw(i -> w) = m->bw[w][i]. */
+int bwap_canonical_capacity(const struct bwap_matrix *m, bwap_nodeset workers,
+			    bwap_nodeset nodes, double *capacity, char *err, size_t errlen);
+/*
+ * Quantise w->share to u8 weights: the smallest maximum weight (1..max_weight)
+ * whose per-node relative error is below goal; failing that, the best found.
+ */
+void bwap_weights_quantise(struct bwap_weights *w, int max_weight, double goal);
+/*
+ * Data-to-worker proximity: scale the shares of non-worker nodes by (1 - dwp)
+ * and renormalise, keeping ratios inside each group.  dwp 0 = canonical,
+ * 1 = nothing on non-workers (those nodes leave w->nodes).
+ */
+void bwap_weights_apply_dwp(struct bwap_weights *w, bwap_nodeset workers, double dwp);
+void bwap_weights_print(const struct bwap_weights *w, FILE *f);
+
+/* ---- sysfs_weights.c: the global weighted-interleave table ----------- */
+
+#define BWAP_SYSFS_WEIGHTS "/sys/kernel/mm/mempolicy/weighted_interleave"
+
+int bwap_sysfs_weights_read(int *weights, int nr_nodes, bwap_nodeset nodes, char *err, size_t errlen);
+/* Save the current table to state_dir/sysfs-weights.saved (once), then write. */
+int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir,
+			     char *err, size_t errlen);
+int bwap_sysfs_weights_restore(const char *state_dir, char *err, size_t errlen);
+
+/* ---- mempolicy.c: raw syscalls, no libnuma ---------------------------- */
+
+/*
+ * What the running kernel offers: the BWAP series (set_mempolicy2 and
+ * process_mpol_reweight), a stock kernel with weighted interleave (mode 6
+ * and the global sysfs table, 6.9+), or a stock kernel without it.
+ */
+enum bwap_kernel_mode { BWAP_KERNEL_STOCK, BWAP_KERNEL_STOCK_WI, BWAP_KERNEL_SERIES };
+enum bwap_kernel_mode bwap_kernel_mode(void);
+/* "BWAP series", "stock with weighted interleave", "stock" */
+const char *bwap_kernel_mode_name(enum bwap_kernel_mode m);
+
+long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long *mask,
+		    unsigned long maxnode, unsigned int flags);
+/* Task policy MPOL_WEIGHTED_INTERLEAVE over w->nodes with w->w as own weights. */
+long bwap_set_own_weights(const struct bwap_weights *w);
+/*
+ * For bwapd (later issue): new weights for every weighted-interleave policy
+ * of the process behind pidfd (process_mpol_reweight, nr 1003); flags 0 or
+ * BWAP_MPOL_MF_REBALANCE.  Returns pages not moved, or -1 (errno; ENOSYS on
+ * kernels without it).  Not used by bwapctl yet.
+ */
+#define BWAP_MPOL_MF_REBALANCE (1 << 8)
+long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags);
+/* Read back the task policy: mode, nodes and weights (maxnode bytes). */
+long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights);
+/* Pages of [buf, buf + bytes) not resident on node (move_pages query), or -1 (errno). */
+long bwap_pages_off_node(void *buf, size_t bytes, int node);
+/* Pin the calling thread (0) or a thread to the CPUs of a node set. */
+int bwap_pin_to_cpus(int tid, const unsigned char *cpus);
+
+/* ---- state.c: the state directory ------------------------------------ */
+
+#define BWAP_STATE_DIR "/var/lib/bwap"
+int bwap_state_mkdir(const char *dir, char *err, size_t errlen);
+/* dir/name into buf. */
+char *bwap_state_path(const char *dir, const char *name, char *buf, size_t len);
+/*
+ * The state dir exists (made if not) and a file can be created in it:
+ * checked before work whose result would otherwise be lost.  0 or -1.
+ */
+int bwap_state_writable(const char *dir, char *err, size_t errlen);
+
+/*
+ * A state file replaced all at once: written to a temporary file beside
+ * it, fsynced, renamed over it (and the directory fsynced), so a reader
+ * sees the old file or the new one, never a part.  open, write to ->f,
+ * then commit; a failed commit leaves the old file and no temporary.
+ */
+struct bwap_atomic_file {
+	FILE *f;
+	char path[4096], tmp[4100];
+};
+int bwap_atomic_open(struct bwap_atomic_file *a, const char *path, char *err, size_t errlen);
+int bwap_atomic_commit(struct bwap_atomic_file *a, char *err, size_t errlen);
+void bwap_atomic_abort(struct bwap_atomic_file *a);
+
+/* ---- measure.c: the read benchmark ----------------------------------- */
+
+struct bwap_measure_opts {
+	double seconds;		/* per (worker set, memory node) pair */
+	size_t bytes;		/* buffer size per pair */
+	int threads;		/* 0 = one per CPU of the worker set */
+	int rounds;		/* measurements per pair; the median is kept */
+	int quiet;		/* no progress on stderr */
+};
+
+/*
+ * Read bandwidth, MB/s, of threads pinned to cpus reading a buffer bound to
+ * mem_node.  Returns MB/s or a negative errno.
+ */
+double bwap_measure_read_bw(const unsigned char *cpus, int mem_node,
+			    const struct bwap_measure_opts *o, char *err, size_t errlen);
+
+/* ---- sets.c: which worker sets to measure ---------------------------- */
+
+#define BWAP_MAX_SETS 256
+#define BWAP_MAX_MEMBERS 32
+struct bwap_set_class {
+	bwap_nodeset rep;		/* the representative that gets measured */
+	int nr_members;			/* sets it stands for, rep included */
+	bwap_nodeset members[BWAP_MAX_MEMBERS];	/* the first ones of them */
+	/* perm[j][node]: where the automorphism taking rep to members[j] sends node */
+	unsigned char perm[BWAP_MAX_MEMBERS][BWAP_MAX_NODES];
+};
+
+/*
+ * Rational worker sets of every size over the CPU nodes, folded by the
+ * machine's symmetries.  See sets.c for the rule.  Returns the number of
+ * classes written to out (at most max).
+ */
+int bwap_rational_sets(const struct bwap_topology *t, const struct bwap_matrix *m,
+		       struct bwap_set_class *out, int max);
+/* Same from a matrix alone, with its SLIT distances if it has them. */
+int bwap_rational_sets_matrix(const struct bwap_matrix *m, struct bwap_set_class *out, int max);
+/* Same on bare matrices (dist may be NULL), for tests. */
+int bwap_rational_sets_raw(int nr_nodes, bwap_nodeset cpu_nodes,
+			   int dist[BWAP_MAX_NODES][BWAP_MAX_NODES],
+			   const struct bwap_matrix *m, struct bwap_set_class *out, int max);
+
+/* ---- model.c: the placement model (see MODEL.md) --------------------- */
+
+struct bwap_machine {
+	int nr_nodes;
+	double bw[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* GB/s, [cpu node][mem node] */
+	double lat[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* unloaded latency, ns */
+	double mc_cap[BWAP_MAX_NODES];			/* memory controller capacity, GB/s */
+	double link_cap[BWAP_MAX_NODES][BWAP_MAX_NODES];	/* path mem node -> cpu node, GB/s */
+};
+
+struct bwap_workload {
+	int threads[BWAP_MAX_NODES];	/* threads per worker node */
+	double mlp;			/* outstanding 64-byte misses per thread */
+	double demand;			/* GB/s one thread wants at most (its compute limit) */
+	double shared;			/* fraction of accesses to shared data (0..1) */
+	int first_node;			/* node that first-touches shared data */
+};
+
+struct bwap_prediction {
+	double throughput;		/* GB/s, all worker threads */
+	double mean_latency;		/* ns, access-weighted */
+	double stall;			/* fraction of thread time stalled on memory */
+	double max_mc_util, max_link_util;
+	int iterations;
+};
+
+/* A model machine from a matrix; controller = local bw, link = matrix entry. */
+int bwap_machine_from_matrix(struct bwap_machine *mc, const struct bwap_matrix *m,
+			     char *err, size_t errlen);
+/*
+ * Predict with placement given as the fraction of pages per node (dist sums
+ * to 1), used for private and shared data alike; first_touch != 0 instead
+ * puts private data on the thread's node and shared data on first_node.
+ */
+void bwap_model_predict(const struct bwap_machine *mc, const struct bwap_workload *wl,
+			const double *dist, int first_touch, struct bwap_prediction *out);
+/* Share vector of a weights struct into dist[]. */
+void bwap_weights_to_dist(const struct bwap_weights *w, double *dist);
+
+/* ---- tuner.c: hill climbing on DWP ----------------------------------- */
+
+/*
+ * The knobs.  bwapd.conf and bwapd's options set them; every one is
+ * explained (meaning and trade-off) at its default in tuner.c.
+ */
+struct bwap_tuner_params {
+	double step;		/* DWP step, 0 < step <= 1 (default 0.10) */
+	int samples;		/* n: samples per measurement (default 20) */
+	int trim;		/* c: samples dropped at each end (default 5); 2c < n */
+	double interval;	/* t: seconds per sample (default 0.2); used by the driver */
+	double min_gain;	/* relative improvement that counts as better (default 0.002) */
+	double drift;		/* relative change at the optimum that restarts (default 0.10) */
+	double lo, hi;		/* DWP bounds, 0 <= lo <= hi <= 1 (default 0, 1) */
+};
+
+#define BWAP_TUNER_MAX_SAMPLES 1000
+#define BWAP_TUNER_MAX_HISTORY 512
+
+enum bwap_tuner_action {
+	BWAP_TUNER_SAMPLE,	/* keep sampling at the current DWP */
+	BWAP_TUNER_MOVE,	/* a search step: push the weights for the new current DWP */
+	BWAP_TUNER_CONVERGED,	/* local optimum found: push it (may be a step back), then monitor */
+	BWAP_TUNER_RESTART,	/* the metric drifted at the optimum: a new search starts there; push t->cur, its first step */
+};
+
+enum bwap_tuner_phase { BWAP_TUNER_SEARCHING, BWAP_TUNER_SETTLED };
+
+/* One finished measurement, for logs and the search curve. */
+struct bwap_tuner_point {
+	double dwp;
+	double metric;		/* trimmed mean of the samples; lower is better */
+	int search;		/* which search (0, then one more per restart) */
+	int settled;		/* measured while monitoring the optimum */
+};
+
+struct bwap_tuner {
+	struct bwap_tuner_params p;
+	enum bwap_tuner_phase phase;
+	double cur;		/* DWP being measured (and pushed) now */
+	double samples[BWAP_TUNER_MAX_SAMPLES];
+	int nr_samples;
+	int have_best;
+	double best_dwp, best_metric;
+	int dir;		/* +1 towards the workers, -1 away */
+	int gains_in_dir;	/* improvements since dir was chosen */
+	int tried_other;	/* the other direction was tried from best */
+	int searches;		/* 1 + restarts */
+	double last_metric;	/* of the latest measurement */
+	struct bwap_tuner_point hist[BWAP_TUNER_MAX_HISTORY];
+	int nr_hist;		/* entries in hist (ring after it fills: the latest win) */
+	long nr_points;		/* measurements ever */
+};
+
+void bwap_tuner_defaults(struct bwap_tuner_params *p);
+/* Check p; 0, or -1 with what is wrong and how to fix it in err. */
+int bwap_tuner_check(const struct bwap_tuner_params *p, char *err, size_t errlen);
+/* Start a search at start (clamped to [lo, hi]). */
+void bwap_tuner_init(struct bwap_tuner *t, const struct bwap_tuner_params *p, double start);
+/* One sample (lower is better) taken at t->cur; what to do next. */
+enum bwap_tuner_action bwap_tuner_feed(struct bwap_tuner *t, double sample);
+/* Drop the samples of the measurement under way (the signal had a gap). */
+void bwap_tuner_discard(struct bwap_tuner *t);
+/* Mean of samples without the c lowest and c highest (n > 2c); sorts v. */
+double bwap_trimmed_mean(double *v, int n, int c);
+const char *bwap_tuner_action_name(enum bwap_tuner_action a);
+
+/*
+ * Co-scheduled mode (--protect), BWAP's two-stage search.  Stage 1 tunes
+ * the target's DWP on the *protected* process's signal, starting at
+ * start: the DWP where it settles is the lowest that is best for the
+ * protected process.  Stage 2 tunes on the target's own signal within
+ * [that floor, hi], starting at the floor.  Without protection it is
+ * stage 2 from the start.
+ */
+struct bwap_cosched {
+	struct bwap_tuner t;
+	struct bwap_tuner_params p;
+	int stage;		/* 1: feed the protected process's signal; 2: the target's */
+	double floor;		/* stage 2's lower bound */
+};
+
+void bwap_cosched_init(struct bwap_cosched *c, const struct bwap_tuner_params *p, double start,
+		       int protect);
+/*
+ * One sample of the signal c->stage names.  When stage 1 settles it
+ * returns BWAP_TUNER_MOVE with c->stage == 2 and c->t.cur == c->floor:
+ * push that, then feed the target's signal.
+ */
+enum bwap_tuner_action bwap_cosched_feed(struct bwap_cosched *c, double sample);
+/* The protected process is gone: stage 2 starts at the current DWP. */
+void bwap_cosched_end_stage1(struct bwap_cosched *c);
+
+/* ---- pages.c: where a process's pages are ------------------------------ */
+
+#define BWAP_MAX_VMAS 4096
+
+/*
+ * Resident pages per node of the VMAs the kernel's rebalance handles
+ * (anonymous, as /proc/PID/numa_maps lists them: no file=), summed, and
+ * each VMA's own counts for largest-remainder targets.
+ */
+struct bwap_pagedist {
+	int nr_nodes;
+	long pages[BWAP_MAX_NODES];	/* summed over the VMAs below */
+	long total;
+	int nr_vmas;
+	struct bwap_vma_pages {
+		unsigned long start;
+		long pages[BWAP_MAX_NODES];
+	} *vma;				/* malloc()ed, nr_vmas entries */
+};
+
+/* Read /proc/PID/numa_maps; 0 or -1 (err set; errno ENOENT/ESRCH if gone). */
+int bwap_pagedist_read(pid_t pid, int nr_nodes, struct bwap_pagedist *d, char *err, size_t errlen);
+/* Same from numa_maps text; file-backed VMAs count if is_shmem(path) says they are on tmpfs. */
+int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d);	/* no files */
+int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist *d,
+			   int (*is_shmem)(const char *path));
+int bwap_path_is_shmem(const char *path);
+void bwap_pagedist_free(struct bwap_pagedist *d);
+/*
+ * Largest-remainder shares of total pages over nr nodes with weights w,
+ * ties to the node with more cur pages, then the lower id: exactly what
+ * the kernel's mpol_rebalance_targets() computes.
+ */
+void bwap_largest_remainder(long total, const unsigned char *w, const long *cur, int nr, long *target);
+/*
+ * Per-node targets summed over d's VMAs for weights w, and the pages the
+ * kernel must move to reach them (sum of max(0, current - target)).
+ */
+long bwap_pagedist_targets(const struct bwap_pagedist *d, const unsigned char *w, long *target);
+
+/* ---- ctl.c: bwapd's control socket, client side -------------------- */
+
+/*
+ * STATE_DIR/bwapd.sock, a unix stream socket; one request line per
+ * connection, reply "ok" or "error: WHY" then the body (bwapd(8)).
+ */
+char *bwap_ctl_socket_path(const char *state_dir, char *buf, size_t len);
+/* Connected fd, or -1 with a message saying what failed and how to start bwapd. */
+int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen);
+/*
+ * Send one request line, return the whole reply (malloc()ed; first line
+ * "ok" or "error: ..."), or NULL with err set.
+ */
+char *bwap_ctl_request(const char *state_dir, const char *request, char *err, size_t errlen);
+/* Same, giving up after timeout_ms without an answer (the default is 30 s). */
+char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int timeout_ms,
+			       char *err, size_t errlen);
+
+
+/* ---- util ------------------------------------------------------------- */
+
+/* Read a whole file into a NUL-terminated malloc()ed buffer; NULL on error (errno). */
+char *bwap_read_file(const char *path, size_t *len);
+
+#endif /* BWAP_H */

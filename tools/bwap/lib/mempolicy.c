@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Raw NUMA syscalls, so that bwapctl needs no libnuma and links statically:
+ * mbind(2), sched_setaffinity(2), and the BWAP mempolicy2 calls, whose
+ * numbers and struct mpol_args come from mempolicy2.h; a kernel without
+ * the series answers ENOSYS.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "bwap.h"
+#include "mempolicy2.h"
+
+/* maxnode as libnuma passes it: bits in the mask plus one. */
+#define MAXNODE (BWAP_MAX_NODES + 1)
+#define MASK_LONGS ((MAXNODE + 63) / 64)
+
+long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long *mask,
+		    unsigned long maxnode, unsigned int flags)
+{
+	return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
+}
+
+long bwap_set_own_weights(const struct bwap_weights *w)
+{
+	unsigned long mask[MASK_LONGS] = { 0 };
+	unsigned char weights[MAXNODE] = { 0 };
+	struct mpol_args args;
+
+	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++) {
+		if (!bwap_nodeset_has(w->nodes, i))
+			continue;
+		mask[i / 64] |= 1UL << (i % 64);
+		weights[i] = w->w[i];
+	}
+	memset(&args, 0, sizeof(args));
+	args.mode = BWAP_MPOL_WEIGHTED_INTERLEAVE;
+	args.home_node = -1;
+	args.pol_maxnodes = MAXNODE;
+	args.pol_nodes = (uintptr_t)mask;
+	args.il_weights = (uintptr_t)weights;
+	return syscall(__NR_set_mempolicy2, &args, sizeof(args), 0);
+}
+
+long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags)
+{
+	unsigned char weights[MAXNODE] = { 0 };
+
+	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++)
+		weights[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
+	return syscall(__NR_process_mpol_reweight, pidfd, weights, (unsigned long)MAXNODE, flags);
+}
+
+long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights)
+{
+	unsigned long mask[MASK_LONGS] = { 0 };
+	struct mpol_args args;
+	long ret;
+
+	memset(&args, 0, sizeof(args));
+	memset(weights, 0, MAXNODE);
+	args.pol_maxnodes = MAXNODE;
+	args.pol_nodes = (uintptr_t)mask;
+	args.il_weights = (uintptr_t)weights;
+	ret = syscall(__NR_get_mempolicy2, &args, sizeof(args), 0UL, 0);
+	if (ret)
+		return ret;
+	*mode = args.mode;
+	*nodes = mask[0];
+	return 0;
+}
+
+long bwap_pages_off_node(void *buf, size_t bytes, int node)
+{
+	size_t psz = getpagesize(), n = bytes / psz;
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+	long off = -1;
+
+	if (pages && status) {
+		for (size_t i = 0; i < n; i++)
+			pages[i] = (char *)buf + i * psz;
+		if (!syscall(SYS_move_pages, 0, n, pages, NULL, status, 0)) {
+			off = 0;
+			for (size_t i = 0; i < n; i++)
+				off += status[i] != node;
+		}
+	}
+	free(pages);
+	free(status);
+	return off;
+}
+
+int bwap_pin_to_cpus(int tid, const unsigned char *cpus)
+{
+	cpu_set_t *set;
+	size_t size = CPU_ALLOC_SIZE(BWAP_MAX_CPUS);
+	int ret;
+
+	set = CPU_ALLOC(BWAP_MAX_CPUS);
+	if (!set)
+		return -1;
+	CPU_ZERO_S(size, set);
+	for (int c = 0; c < BWAP_MAX_CPUS; c++)
+		if (cpus[c])
+			CPU_SET_S(c, size, set);
+	ret = sched_setaffinity(tid, size, set);
+	CPU_FREE(set);
+	return ret;
+}
+
+enum bwap_kernel_mode bwap_kernel_mode(void)
+{
+	/* NULL args: a kernel with the call says EFAULT or EINVAL, one without ENOSYS */
+	if (syscall(__NR_get_mempolicy2, NULL, 0UL, 0UL, 0UL) < 0 && errno != ENOSYS &&
+	    syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0) < 0 && errno != ENOSYS)
+		return BWAP_KERNEL_SERIES;
+	if (!access(getenv("BWAP_SYSFS_WEIGHTS") && *getenv("BWAP_SYSFS_WEIGHTS") ?
+		    getenv("BWAP_SYSFS_WEIGHTS") : BWAP_SYSFS_WEIGHTS, F_OK))
+		return BWAP_KERNEL_STOCK_WI;
+	return BWAP_KERNEL_STOCK;
+}
+
+const char *bwap_kernel_mode_name(enum bwap_kernel_mode m)
+{
+	return m == BWAP_KERNEL_SERIES ? "BWAP series" :
+	       m == BWAP_KERNEL_STOCK_WI ? "stock with weighted interleave" : "stock";
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where a process's pages are, from /proc/PID/numa_maps, and where the
+ * kernel's rebalance will put them: the largest-remainder share of each
+ * VMA, computed as mm/mempolicy_rebalance.c computes it.
+ *
+ * Only VMAs the rebalance handles count: private anonymous ones (numa_maps
+ * shows anon= and no file= for them) and files on tmpfs (shmem; the
+ * guests' initramfs is one) under a weighted-interleave policy, their own or the
+ * task's (numa_maps shows the task policy for VMAs without one), which
+ * numa_maps spells "weighted interleave:NODES".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
+#include "bwap.h"
+
+void bwap_pagedist_free(struct bwap_pagedist *d)
+{
+	free(d->vma);
+	d->vma = NULL;
+	d->nr_vmas = 0;
+}
+
+/* Is path on tmpfs (shmem), whose pages rebalance moves like anonymous ones? */
+int bwap_path_is_shmem(const char *path)
+{
+	struct statfs sf;
+
+	return !statfs(path, &sf) && sf.f_type == TMPFS_MAGIC;
+}
+
+int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
+{
+	return bwap_pagedist_parse_ex(text, nr_nodes, d, NULL);
+}
+
+int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist *d,
+			   int (*is_shmem)(const char *path))
+{
+	char shmem_path[512] = "";
+	int shmem_cached = 0;
+
+	const char *line = text;
+
+	memset(d, 0, sizeof(*d));
+	d->nr_nodes = nr_nodes;
+	d->vma = calloc(BWAP_MAX_VMAS, sizeof(*d->vma));
+	if (!d->vma)
+		return -1;
+	while (line && *line) {
+		const char *end = strchrnul(line, '\n');
+		char buf[1024], *save = NULL, *tok;
+		size_t len = end - line < (long)sizeof(buf) - 1 ? (size_t)(end - line) : sizeof(buf) - 1;
+		struct bwap_vma_pages v;
+		int wi = 0, file = 0, any = 0, anon = 0, shmem = 0;
+
+		memcpy(buf, line, len);
+		buf[len] = '\0';
+		line = *end ? end + 1 : NULL;
+		memset(&v, 0, sizeof(v));
+		/* "ADDR weighted interleave:0-3 anon=... N0=... il_weights=0:5,..." */
+		v.start = strtoul(buf, &tok, 16);
+		if (!strncmp(tok, " weighted interleave", 20))
+			wi = 1;
+		tok = strtok_r(buf, " ", &save);
+		if (!tok)
+			continue;
+		while ((tok = strtok_r(NULL, " ", &save))) {
+			int node;
+			long n;
+
+			if (!strncmp(tok, "file=", 5)) {
+				file = 1;
+				/* consecutive lines mostly name the same file: ask once */
+				if (is_shmem && strcmp(shmem_path, tok + 5)) {
+					snprintf(shmem_path, sizeof(shmem_path), "%s", tok + 5);
+					shmem_cached = is_shmem(shmem_path);
+				}
+				shmem = is_shmem && shmem_cached;
+			}
+			else if (!strncmp(tok, "anon=", 5))
+				anon = 1;
+			else if (sscanf(tok, "N%d=%ld", &node, &n) == 2 && node >= 0 && node < nr_nodes) {
+				v.pages[node] += n;
+				any = 1;
+			}
+		}
+		/*
+		 * Private anonymous memory (anon=, no file=; without anon= it is a
+		 * special mapping such as the vdso, which rebalance skips), and
+		 * files on tmpfs, which are shmem.
+		 */
+		if (!wi || !any || (file ? !shmem : !anon) || d->nr_vmas >= BWAP_MAX_VMAS)
+			continue;
+		for (int i = 0; i < nr_nodes; i++) {
+			d->pages[i] += v.pages[i];
+			d->total += v.pages[i];
+		}
+		d->vma[d->nr_vmas++] = v;
+	}
+	return 0;
+}
+
+int bwap_pagedist_read(pid_t pid, int nr_nodes, struct bwap_pagedist *d, char *err, size_t errlen)
+{
+	char path[64], *text;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
+	text = bwap_read_file(path, NULL);
+	if (!text) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e),
+			 e == ENOENT ? " (the process has exited, or the kernel lacks CONFIG_NUMA)" : "");
+		memset(d, 0, sizeof(*d));
+		errno = e;
+		return -1;
+	}
+	ret = bwap_pagedist_parse_ex(text, nr_nodes, d, bwap_path_is_shmem);
+	free(text);
+	if (ret)
+		snprintf(err, errlen, "out of memory reading %s", path);
+	return ret;
+}
+
+void bwap_largest_remainder(long total, const unsigned char *w, const long *cur, int nr, long *target)
+{
+	unsigned long long wsum = 0, rem[BWAP_MAX_NODES];
+	unsigned char extra[BWAP_MAX_NODES] = { 0 };
+	long given = 0;
+
+	for (int i = 0; i < nr; i++) {
+		wsum += w[i];
+		target[i] = 0;
+	}
+	if (!wsum)
+		return;
+	for (int i = 0; i < nr; i++) {
+		target[i] = (unsigned long long)total * w[i] / wsum;
+		rem[i] = (unsigned long long)total * w[i] % wsum;
+		given += target[i];
+	}
+	while (given < total) {
+		int best = -1;
+
+		for (int i = 0; i < nr; i++) {
+			if (!w[i] || extra[i])
+				continue;
+			if (best < 0 || rem[i] > rem[best] || (rem[i] == rem[best] && cur[i] > cur[best]))
+				best = i;
+		}
+		if (best < 0)
+			break;
+		extra[best] = 1;
+		target[best]++;
+		given++;
+	}
+}
+
+long bwap_pagedist_targets(const struct bwap_pagedist *d, const unsigned char *w, long *target)
+{
+	long move = 0;
+
+	for (int i = 0; i < d->nr_nodes; i++)
+		target[i] = 0;
+	for (int v = 0; v < d->nr_vmas; v++) {
+		long t[BWAP_MAX_NODES], total = 0;
+
+		for (int i = 0; i < d->nr_nodes; i++)
+			total += d->vma[v].pages[i];
+		bwap_largest_remainder(total, w, d->vma[v].pages, d->nr_nodes, t);
+		for (int i = 0; i < d->nr_nodes; i++) {
+			target[i] += t[i];
+			if (d->vma[v].pages[i] > t[i])
+				move += d->vma[v].pages[i] - t[i];
+		}
+	}
+	return move;
+}
