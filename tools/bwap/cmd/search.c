@@ -224,6 +224,63 @@ static double metric_value(const struct search_ctx *x, const char *out)
 	return v;
 }
 
+/*
+ * --keep-output: what this point applies, in search-probe's words, so a
+ * test can hold the probe's report against it (guest/bwapctl-guest-search).
+ */
+static void write_claim(const struct search_ctx *x, const struct bwap_search_point *p)
+{
+	int cpus[BWAP_MAX_CPUS], n = bwap_search_point_cpus(&x->s, p, cpus), sorted[BWAP_MAX_CPUS];
+	char path[4200], a[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/out/%d.claim", x->dir, p->id);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	memcpy(sorted, cpus, n * sizeof(int));
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			int t = sorted[j];
+
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	fprintf(f, "probe cpus ");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%d", i ? "," : "", sorted[i]);
+	fprintf(f, "\nprobe threads %d\nprobe thread-cpus ", p->nr_threads);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%d", i ? "," : "", cpus[i]);
+	fprintf(f, "\n");
+	switch (p->policy) {
+	case BWAP_PAGES_FIRST_TOUCH:
+		fprintf(f, "probe policy default\n");
+		break;
+	case BWAP_PAGES_LOCALITY:
+		fprintf(f, "probe policy bind nodes %s\n", bwap_nodeset_format(p->thread_nodes, a, sizeof(a)));
+		break;
+	default:
+		if (p->policy == BWAP_PAGES_INTERLEAVE || x->mode != BWAP_KERNEL_SERIES) {
+			fprintf(f, "probe policy interleave nodes %s\n", bwap_nodeset_format(p->page_nodes, a, sizeof(a)));
+		} else {
+			fprintf(f, "probe policy weighted nodes %s weights", bwap_nodeset_format(p->page_nodes, a, sizeof(a)));
+			for (int i = 0; i < x->s.nr_nodes; i++)
+				fprintf(f, "%s%d", i ? "," : " ", p->weights[i]);
+			fprintf(f, "\n");
+		}
+	}
+	/* where pages may be (first-touch, bind), or the interleave weights */
+	fprintf(f, "claim pages %s %s ", p->policy == BWAP_PAGES_FIRST_TOUCH ? "on" :
+		p->policy == BWAP_PAGES_LOCALITY ? "on" : "weights",
+		bwap_nodeset_format(p->policy < BWAP_PAGES_INTERLEAVE ? p->thread_nodes : p->page_nodes, a, sizeof(a)));
+	for (int i = 0; i < x->s.nr_nodes; i++)
+		fprintf(f, "%s%d", i ? "," : "", p->policy < BWAP_PAGES_INTERLEAVE ?
+			bwap_nodeset_has(p->thread_nodes, i) : p->weights[i]);
+	fprintf(f, "\n");
+	fclose(f);
+}
+
 /* One run of the point; its score into *score.  0, or -1 (a message printed). */
 static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *score, double *secs)
 {
@@ -241,6 +298,8 @@ static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *s
 		return -1;
 	}
 	point_weights(x, p, &w);
+	if (x->keep_output)
+		write_claim(x, p);
 	t0 = now();
 	pid = fork();
 	if (pid < 0) {
