@@ -97,6 +97,8 @@ struct search_ctx {
 	double min_time, time_limit, place_interval;
 	long budget;
 	int keep_output, dry_run, json, top;
+	int phases;			/* --phases: BWAP_PHASE is a FIFO in dir */
+	char fifo[4200];
 	const char *png, *state_dir, *matrix_file, *model_file;
 	int hmat, hmat_estimate;
 	char dir[4096];
@@ -155,6 +157,8 @@ static void child_exec(const struct search_ctx *x, const struct bwap_search_poin
 	setenv("OMP_PROC_BIND", "close", 1);
 	snprintf(buf, sizeof(buf), "%d", p->id);
 	setenv("BWAP_SEARCH_POINT", buf, 1);
+	if (x->phases)
+		setenv("BWAP_PHASE", x->fifo, 1);
 	switch (p->policy) {
 	case BWAP_PAGES_FIRST_TOUCH:
 		r = syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
@@ -281,9 +285,50 @@ static void write_claim(const struct search_ctx *x, const struct bwap_search_poi
 	fclose(f);
 }
 
-/* One run of the point; its score into *score.  0, or -1 (a message printed). */
-static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *score, double *secs)
+/* The index of phase name, added if new; -1 when there are too many. */
+static int phase_index(struct search_ctx *x, const char *name)
 {
+	for (int k = 0; k < x->s.nr_phases; k++)
+		if (!strcmp(x->s.phase[k], name))
+			return k;
+	if (x->s.nr_phases == BWAP_SEARCH_MAX_PHASES) {
+		fprintf(stderr, "bwapctl search: phase '%s' ignored: at most %d phases\n", name,
+			BWAP_SEARCH_MAX_PHASES);
+		return -1;
+	}
+	snprintf(x->s.phase[x->s.nr_phases], BWAP_PHASE_NAME_MAX, "%s", name);
+	return x->s.nr_phases++;
+}
+
+/* Phase lines read so far from the FIFO: each "NAME\n" ends the current phase at t. */
+static void phase_lines(struct search_ctx *x, char *buf, size_t *len, double t, int *cur, double *since,
+			double *phase_secs)
+{
+	char *nl;
+
+	while ((nl = memchr(buf, '\n', *len))) {
+		*nl = 0;
+		if (*cur >= 0)
+			phase_secs[*cur] += t - *since;
+		*cur = buf[0] ? phase_index(x, buf) : -1;
+		if (*cur >= 0 && isnan(phase_secs[*cur]))
+			phase_secs[*cur] = 0;
+		*since = t;
+		*len -= nl + 1 - buf;
+		memmove(buf, nl + 1, *len);
+	}
+	if (*len >= BWAP_PHASE_NAME_MAX)
+		*len = 0;	/* a line too long for a phase name: dropped */
+}
+
+/* One run of the point; its score into *score.  0, or -1 (a message printed). */
+static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *score, double *secs,
+		    double *phase_secs)
+{
+	int rfd = -1, wfd = -1, cur = -1;
+	char pbuf[BWAP_PHASE_NAME_MAX + 2];
+	size_t plen = 0;
+	double since = 0;
 	int fds[2], status;
 	char *out = malloc(MAX_OUTPUT + 1), err[512];
 	size_t len = 0;
@@ -300,6 +345,20 @@ static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *s
 	point_weights(x, p, &w);
 	if (x->keep_output)
 		write_claim(x, p);
+	for (int k = 0; k < BWAP_SEARCH_MAX_PHASES; k++)
+		phase_secs[k] = NAN;
+	if (x->phases) {
+		/* our own writer end keeps the FIFO from hanging up between the program's opens */
+		rfd = open(x->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		wfd = rfd < 0 ? -1 : open(x->fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (wfd < 0) {
+			cli_error("search", "cannot open the phase FIFO %s: %s", x->fifo, strerror(errno));
+			if (rfd >= 0)
+				close(rfd);
+			free(out);
+			return -1;
+		}
+	}
 	t0 = now();
 	pid = fork();
 	if (pid < 0) {
@@ -314,13 +373,24 @@ static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *s
 	running_child = pid;
 	close(fds[1]);
 	for (;;) {
-		struct pollfd pf = { fds[0], POLLIN, 0 };
+		struct pollfd pf[2] = { { fds[0], POLLIN, 0 }, { rfd, POLLIN, 0 } };
 		int timeout = portable ? (int)(x->place_interval * 1000) : -1;
-		int r = poll(&pf, 1, timeout);
+		int r = poll(pf, rfd >= 0 ? 2 : 1, timeout);
 		ssize_t got;
 
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r > 0 && rfd >= 0 && (pf[1].revents & POLLIN)) {
+			got = read(rfd, pbuf + plen, sizeof(pbuf) - 1 - plen);
+			if (got > 0) {
+				plen += got;
+				if (cur < 0 && since == 0)
+					since = t0;
+				phase_lines(x, pbuf, &plen, now(), &cur, &since, phase_secs);
+			}
+			if (!(pf[0].revents & (POLLIN | POLLHUP)))
+				continue;
+		}
 		if (r == 0) {
 			struct bwap_place_stats st;
 
@@ -346,6 +416,18 @@ static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *s
 		;
 	running_child = 0;
 	*secs = now() - t0;
+	if (rfd >= 0) {
+		ssize_t got;
+
+		while ((got = read(rfd, pbuf + plen, sizeof(pbuf) - 1 - plen)) > 0) {
+			plen += got;
+			phase_lines(x, pbuf, &plen, t0 + *secs, &cur, &since, phase_secs);
+		}
+		if (cur >= 0)
+			phase_secs[cur] += t0 + *secs - since;
+		close(rfd);
+		close(wfd);
+	}
 	out[len] = 0;
 	if (x->keep_output) {
 		char path[4200];
@@ -456,6 +538,31 @@ static char *reproduce(const struct search_ctx *x, const struct bwap_search_poin
 	return out;
 }
 
+/*
+ * Per phase, the page placement with the fewest seconds in that phase
+ * among the points that place threads as the best point does (threads
+ * cannot move at a phase change; pages can).  weighted: only points whose
+ * policy is an interleave, the ones bwapd can push as weights.
+ */
+static int phase_best(const struct search_ctx *x, int k, int weighted)
+{
+	int best = bwap_search_best(&x->s), pick = -1;
+
+	if (best < 0)
+		return -1;
+	for (int i = 0; i < x->s.nr; i++) {
+		const struct bwap_search_point *p = &x->s.pt[i], *b = &x->s.pt[best];
+
+		if (p->state != BWAP_POINT_DONE || !isfinite(p->phase_score[k]) ||
+		    memcmp(p->per_node, b->per_node, sizeof(p->per_node)) || p->contiguous != b->contiguous ||
+		    (weighted && p->policy < BWAP_PAGES_INTERLEAVE))
+			continue;
+		if (pick < 0 || p->phase_score[k] < x->s.pt[pick].phase_score[k])
+			pick = i;
+	}
+	return pick;
+}
+
 static const char *placement_name(const struct bwap_search_point *p)
 {
 	return p->contiguous ? "contiguous" : "scatter";
@@ -498,6 +605,14 @@ static json_object *point_json(const struct search_ctx *x, const struct bwap_sea
 			json_object_array_add(a, json_object_new_double(p->samples[i]));
 		json_object_object_add(o, "samples", a);
 	}
+	if (p->state == BWAP_POINT_DONE && x->s.nr_phases) {
+		json_object *ph = json_object_new_object();
+
+		for (int k = 0; k < x->s.nr_phases; k++)
+			if (isfinite(p->phase_score[k]))
+				json_object_object_add(ph, x->s.phase[k], json_object_new_double(p->phase_score[k]));
+		json_object_object_add(o, "phase_seconds", ph);
+	}
 	if (p->state == BWAP_POINT_DONE) {
 		json_object_object_add(o, "score", json_object_new_double(p->score));
 		if (isfinite(sp))
@@ -534,6 +649,22 @@ static json_object *result_json(const struct search_ctx *x, int all)
 
 		json_object_object_add(o, "reproduce", json_object_new_string(r ? r : ""));
 		free(r);
+	}
+	if (x->s.nr_phases) {
+		json_object *ph = json_object_new_array();
+
+		for (int k = 0; k < x->s.nr_phases; k++) {
+			json_object *e = json_object_new_object();
+			int b = phase_best(x, k, 0), w = phase_best(x, k, 1);
+
+			json_object_object_add(e, "name", json_object_new_string(x->s.phase[k]));
+			json_object_object_add(e, "best", b >= 0 ? json_object_new_int(b) : NULL);
+			if (b >= 0)
+				json_object_object_add(e, "seconds", json_object_new_double(x->s.pt[b].phase_score[k]));
+			json_object_object_add(e, "best_weighted", w >= 0 ? json_object_new_int(w) : NULL);
+			json_object_array_add(ph, e);
+		}
+		json_object_object_add(o, "phases", ph);
 	}
 	a = json_object_new_array();
 	for (int i = 0; i < x->s.nr; i++)
@@ -651,6 +782,18 @@ static void print_table(const struct search_ctx *x, FILE *f)
 			x->s.pt[best].score, bwap_search_speedup(&x->s, &x->s.pt[best]), rep ? rep : "?");
 		free(rep);
 	}
+	for (int k = 0; k < x->s.nr_phases; k++) {
+		int b = phase_best(x, k, 0), w = phase_best(x, k, 1);
+
+		if (b < 0)
+			continue;
+		describe(x, &x->s.pt[b], c, sizeof(c));
+		fprintf(f, "phase %s: best point %d, %s: %.4g s in the phase (the best point: %.4g s)", x->s.phase[k],
+			b, c, x->s.pt[b].phase_score[k], x->s.pt[best].phase_score[k]);
+		if (w >= 0 && w != b)
+			fprintf(f, "; best weighted: point %d, %.4g s", w, x->s.pt[w].phase_score[k]);
+		fprintf(f, "\n");
+	}
 	free(idx);
 }
 
@@ -675,6 +818,7 @@ static int run_search(struct search_ctx *x)
 	while (!interrupted && x->runs_done < x->budget && (i = bwap_search_next(&x->s, &why)) >= 0) {
 		struct bwap_search_point *p = &x->s.pt[i];
 		double spent = now() - x->started, per, left, score, secs, total = 0;
+		double phase_secs[BWAP_SEARCH_MAX_PHASES];
 		char d[512], eta[32];
 		int best, ok = 1;
 
@@ -688,10 +832,12 @@ static int run_search(struct search_ctx *x)
 		p->order = ++x->runs_done;
 		while (p->nr_samples < BWAP_SEARCH_MAX_SAMPLES &&
 		       (p->nr_samples < x->repeats || total < x->min_time)) {
-			if (run_once(x, p, &score, &secs)) {
+			if (run_once(x, p, &score, &secs, phase_secs)) {
 				ok = 0;
 				break;
 			}
+			for (int k = 0; k < BWAP_SEARCH_MAX_PHASES; k++)
+				p->phase_samples[k][p->nr_samples] = phase_secs[k];
 			p->samples[p->nr_samples++] = score;
 			total += secs;
 		}
@@ -706,6 +852,15 @@ static int run_search(struct search_ctx *x)
 		p->state = ok ? BWAP_POINT_DONE : BWAP_POINT_FAILED;
 		if (ok)
 			p->score = bwap_median(p->samples, p->nr_samples);
+		for (int k = 0; k < BWAP_SEARCH_MAX_PHASES; k++) {
+			double v[BWAP_SEARCH_MAX_SAMPLES];
+			int nv = 0;
+
+			for (int j = 0; j < p->nr_samples; j++)
+				if (isfinite(p->phase_samples[k][j]))
+					v[nv++] = p->phase_samples[k][j];
+			p->phase_score[k] = ok && nv ? bwap_median(v, nv) : NAN;
+		}
 		if (save_state(x))
 			return -1;
 		best = bwap_search_best(&x->s);

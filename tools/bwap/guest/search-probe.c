@@ -14,7 +14,7 @@
  * Emulated nodes have no bandwidth differences, so the score is computed,
  * not measured: a MODELLED stand-in for a real program's speed.
  *
- * Usage: search-probe --matrix FILE [--pages N] [--mlp X] [--shared F] [--overhead F]
+ * Usage: search-probe --matrix FILE [--pages N] [--mlp X] [--shared F] [--parallel F]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	struct bwap_workload wl;
 	struct bwap_prediction pr;
 	const char *matrix = NULL;
-	double mlp = 6, shared = 0.8, overhead = 0.04, dist[BWAP_MAX_NODES] = { 0 };
+	double mlp = 6, shared = 0.8, parallel = 0.6, dist[BWAP_MAX_NODES] = { 0 };
 	long count[BWAP_MAX_NODES] = { 0 }, total = 0;
 	pthread_t tid[MAX_THREADS];
 	cpu_set_t set;
@@ -108,8 +108,8 @@ int main(int argc, char **argv)
 			mlp = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--shared") && i + 1 < argc)
 			shared = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--overhead") && i + 1 < argc)
-			overhead = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--parallel") && i + 1 < argc)
+			parallel = atof(argv[++i]);
 		else {
 			fprintf(stderr, "search-probe: unknown argument '%s'\n", argv[i]);
 			return 2;
@@ -209,6 +209,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bwap_model_predict(&mc, &wl, dist, 0, &pr);
-	printf("score: %.6f MODELLED\n", pr.throughput / (1 + overhead * nr_threads));
+	/*
+	 * Amdahl: only the parallel fraction gains from more threads, so the
+	 * best thread count depends on how fast each thread's memory is.
+	 */
+	printf("score: %.6f MODELLED\n", pr.throughput / nr_threads / ((1 - parallel) + parallel / nr_threads));
 	return 0;
 }

@@ -484,6 +484,8 @@ enum bwap_point_state { BWAP_POINT_NEW, BWAP_POINT_DONE, BWAP_POINT_FAILED };
 enum bwap_search_reason { BWAP_WHY_BASELINE, BWAP_WHY_MODEL, BWAP_WHY_NEIGHBOUR, BWAP_WHY_EXPLORE };
 
 #define BWAP_SEARCH_MAX_SAMPLES 64
+#define BWAP_SEARCH_MAX_PHASES 8
+#define BWAP_PHASE_NAME_MAX 32
 
 struct bwap_search_point {
 	int id;
@@ -505,6 +507,9 @@ struct bwap_search_point {
 	double samples[BWAP_SEARCH_MAX_SAMPLES];
 	double score;			/* median of samples */
 	double seconds;			/* wall time of all its runs */
+	/* --phases: seconds in each phase per run (phase names in the space) */
+	double phase_samples[BWAP_SEARCH_MAX_PHASES][BWAP_SEARCH_MAX_SAMPLES];
+	double phase_score[BWAP_SEARCH_MAX_PHASES];	/* median seconds, NAN if never seen */
 };
 
 struct bwap_search_opts {
@@ -527,6 +532,8 @@ struct bwap_search_space {
 	int baseline;			/* index of first-touch, scatter, all CPUs */
 	int nr_duplicates, nr_pruned;	/* folded into an equal point; cut by Table 1 */
 	int turn;			/* bwap_search_next's rotation */
+	int nr_phases;			/* phase names seen (BWAP_PHASE protocol) */
+	char phase[BWAP_SEARCH_MAX_PHASES][BWAP_PHASE_NAME_MAX];
 };
 
 void bwap_search_opts_defaults(struct bwap_search_opts *o);

@@ -95,6 +95,7 @@ int main(void)
 	CHECK(!bwap_search_space_build(&s, m, &o, err, sizeof(err)), "8 nodes x 1 CPU: space built");
 	for (int i = 0; i < s.nr; i++)
 		contiguous_1 += s.pt[i].contiguous || s.pt[i].nr_threads != bwap_nodeset_count(s.pt[i].thread_nodes);
+	printf("# 8 nodes x 1 CPU: %d points, %d folded, %d pruned\n", s.nr, s.nr_duplicates, s.nr_pruned);
 	CHECK(contiguous_1 == 0, "1 CPU per node: every point has NT = TND and scatter (%d do not)", contiguous_1);
 	bwap_search_space_free(&s);
 
