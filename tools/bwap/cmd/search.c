@@ -67,6 +67,11 @@ static void help(FILE *f)
 		   "  -o, --output F.png  score over page policy x page NUMA degree\n"
 		   "  --json              the whole result as JSON on stdout\n"
 		   "  --place-interval S  portable mode: place pages every S seconds (0.1)\n"
+		   "  --phases            COMMAND marks its phases: it writes each new phase's\n"
+		   "                      name as one line to the FIFO named by $BWAP_PHASE;\n"
+		   "                      seconds per phase are scored, the best page placement\n"
+		   "                      per phase reported and its weights written to\n"
+		   "                      STATE_DIR/search/phase-weights for bwapd\n"
 		   "%s"
 		   "  -h, --help          this text\n\n"
 		   "Results go to STATE_DIR/search/results.json after every point.\n"
@@ -697,6 +702,38 @@ static int save_state(const struct search_ctx *x)
 	return 0;
 }
 
+/*
+ * STATE_DIR/search/phase-weights: "NAME W0,W1,..." per phase, the weights
+ * of the best interleave placement for the phase with the best point's
+ * threads: what bwapd pushes at each phase change (bwapd(8), PHASES).
+ */
+static int save_phase_weights(const struct search_ctx *x)
+{
+	struct bwap_atomic_file af;
+	char path[4200], err[512];
+
+	snprintf(path, sizeof(path), "%s/phase-weights", x->dir);
+	if (bwap_atomic_open(&af, path, err, sizeof(err))) {
+		cli_error("search", "%s", err);
+		return -1;
+	}
+	for (int k = 0; k < x->s.nr_phases; k++) {
+		int w = phase_best(x, k, 1);
+
+		if (w < 0)
+			continue;
+		fprintf(af.f, "%s ", x->s.phase[k]);
+		for (int n = 0; n < x->s.nr_nodes; n++)
+			fprintf(af.f, "%s%d", n ? "," : "", x->s.pt[w].weights[n]);
+		fprintf(af.f, "\n");
+	}
+	if (bwap_atomic_commit(&af, err, sizeof(err))) {
+		cli_error("search", "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static void describe(const struct search_ctx *x, const struct bwap_search_point *p, char *buf, size_t len)
 {
 	char a[256], b[256];
@@ -974,6 +1011,7 @@ int cmd_search(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "place-interval", required_argument, NULL, OPT_PLACE_INTERVAL },
+		{ "phases", no_argument, NULL, OPT_PHASES },
 		CLI_MATRIX_OPTIONS,
 		CLI_HELP_OPTION,
 		{ 0 }
@@ -1063,6 +1101,9 @@ int cmd_search(int argc, char **argv)
 		case OPT_JSON:
 			x.json = 1;
 			break;
+		case OPT_PHASES:
+			x.phases = 1;
+			break;
 		case OPT_PLACE_INTERVAL:
 			if (cli_parse_double("search", "--place-interval", optarg, 0.01, 60, &x.place_interval))
 				return 2;
@@ -1143,6 +1184,13 @@ int cmd_search(int argc, char **argv)
 		cli_error("search", "%s", err);
 		return 1;
 	}
+	if (x.phases) {
+		snprintf(x.fifo, sizeof(x.fifo), "%s/phase.fifo", x.dir);
+		if ((unlink(x.fifo) && errno != ENOENT) || mkfifo(x.fifo, 0600)) {
+			cli_error("search", "cannot make the phase FIFO %s: %s", x.fifo, strerror(errno));
+			return 1;
+		}
+	}
 	if (x.keep_output) {
 		char out[4200];
 
@@ -1165,6 +1213,8 @@ int cmd_search(int argc, char **argv)
 	if (run_search(&x))
 		ret = 1;
 	if (save_state(&x))
+		ret = 1;
+	if (x.s.nr_phases && save_phase_weights(&x))
 		ret = 1;
 	if (x.png && bwap_search_png(x.png, &x.s, x.metric ? x.metric : "wall time", err, sizeof(err))) {
 		cli_error("search", "%s", err);
