@@ -856,7 +856,7 @@ static int run_search(struct search_ctx *x)
 		struct bwap_search_point *p = &x->s.pt[i];
 		double spent = now() - x->started, per, left, score, secs, total = 0;
 		double phase_secs[BWAP_SEARCH_MAX_PHASES];
-		char d[512], eta[32];
+		char d[512], eta[32], score_text[32], best_text[64];
 		int best, ok = 1;
 
 		if (x->time_limit > 0 && x->runs_done &&
@@ -910,9 +910,17 @@ static int run_search(struct search_ctx *x)
 			left = (x->time_limit - spent) / per;
 		fmt_duration(per * left, eta, sizeof(eta));
 		describe(x, p, d, sizeof(d));
-		fprintf(stderr, "bwapctl search: [%d/%ld] %-9s %s: %s%.6g; best %.3fx (point %d); %s left\n",
-			x->runs_done, x->budget, bwap_search_reason_name(why), d, ok ? "" : "failed, ",
-			ok ? p->score : 0.0, best >= 0 ? bwap_search_speedup(&x->s, &x->s.pt[best]) : NAN, best, eta);
+		if (ok)
+			snprintf(score_text, sizeof(score_text), "%.6g", p->score);
+		else
+			snprintf(score_text, sizeof(score_text), "failed");
+		if (best >= 0 && isfinite(bwap_search_speedup(&x->s, &x->s.pt[best])))
+			snprintf(best_text, sizeof(best_text), "best %.3fx (point %d)",
+				 bwap_search_speedup(&x->s, &x->s.pt[best]), best);
+		else
+			snprintf(best_text, sizeof(best_text), "no best yet");
+		fprintf(stderr, "bwapctl search: [%d/%ld] %-9s %s: %s; %s; %s left\n", x->runs_done, x->budget,
+			bwap_search_reason_name(why), d, score_text, best_text, eta);
 		if (i == x->s.baseline && !ok) {
 			cli_error("search", "the baseline run failed; fix the command first (see its errors above)");
 			return -1;
