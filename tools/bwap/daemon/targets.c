@@ -220,9 +220,15 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 	t->pushed = w;
 	t->pushed_dwp = dwp;
 	t->have_pushed = 1;
-	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: expected moves %ld, "
-	       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dwp,
-	       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	{
+		char dtext[32];
+
+		/* a phase's weights have no DWP */
+		snprintf(dtext, sizeof(dtext), dwp >= 0 ? "dwp %.3f" : "phase", dwp);
+		logmsg("pid %d: push #%ld (%s) %s weights %s: expected moves %ld, "
+		       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dtext,
+		       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	}
 	if (getenv("BWAPD_DEBUG_PAGES")) {
 		/* for tests: the pages per node after the push against the targets */
 		char b1[256] = "", b2[256] = "";
