@@ -2,7 +2,8 @@
 /*
  * 'bwapctl search -o': the best measured speedup over the baseline in
  * each cell of page policy (rows) x page NUMA degree (columns), green
- * above 1, red below, grey where nothing was run; the best cell ringed.
+ * above 1, red below, grey where nothing was run (pruned, over budget, or
+ * folded into an equal point of another cell); the best cell ringed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,8 +66,8 @@ int bwap_search_png(const char *path, const struct bwap_search_space *s, const c
 		}
 	}
 	width = gx + n * CELL_W + MARGIN;
-	if (width < 760)
-		width = 760;
+	if (width < 1000)
+		width = 1000;
 	height = gy + LINE + BWAP_NR_PAGE_POLICIES * CELL_H + 4 * LINE + MARGIN;
 	if (bwap_canvas_init(&c, width, height, SCALE)) {
 		snprintf(err, errlen, "out of memory for the search picture");
@@ -117,9 +118,9 @@ int bwap_search_png(const char *path, const struct bwap_search_space *s, const c
 		bwap_canvas_rect(&c, MARGIN + 260, y, 14, 10, r);
 		bwap_canvas_text(&c, MARGIN + 280, y, "SLOWER", black);
 		bwap_canvas_rect(&c, MARGIN + 360, y, 14, 10, grey);
-		bwap_canvas_text(&c, MARGIN + 380, y, "NOT RUN (PRUNED OR OVER BUDGET)", black);
+		bwap_canvas_text(&c, MARGIN + 380, y, "NOT RUN: PRUNED, OVER BUDGET, OR THE SAME PLACEMENT AS ANOTHER CELL", black);
 		bwap_canvas_text(&c, MARGIN, y + LINE + 4,
-				 "CELL = BEST OVER THREAD SETS AND COUNTS; RINGED = BEST; FIRST-TOUCH/LOCALITY: PND = TND",
+				 "CELL = BEST OVER THREAD SETS AND COUNTS, RINGED = BEST, FIRST-TOUCH AND LOCALITY: PND = TND",
 				 black);
 	}
 	(void)white;
