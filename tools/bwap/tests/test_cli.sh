@@ -134,6 +134,13 @@ ok $? "search: Ctrl-C at the second point exits 130 and keeps the baseline in re
 	sh -c 'echo rate: 1; echo rate: $((OMP_NUM_THREADS * 10))' > "$tmp/sm.out" 2>/dev/null
 grep -q '^best: point [0-9]*, threads 0 x2 .*: 20 (2.000x\|: 20 (1.000x' "$tmp/sm.out"
 ok $? "search: --metric takes the last match, higher is better: 2 threads score 20"
+"$BWAPCTL" search --matrix "$tmp/m1" --state-dir "$tmp/sp" --budget all --phases -- \
+	sh -c 'echo load >> "$BWAP_PHASE"; echo solve >> "$BWAP_PHASE"; echo load >> "$BWAP_PHASE"' > "$tmp/sp.out" 2>/dev/null
+rc=$?
+[ $rc = 0 ] && grep -q '^phase load: best point' "$tmp/sp.out" && grep -q '^phase solve: best point' "$tmp/sp.out" &&
+	[ "$(cut -d' ' -f1 "$tmp/sp/search/phase-weights" | tr '\n' ' ')" = "load solve " ] &&
+	grep -q '"phase_seconds":{' "$tmp/sp/search/results.json"
+ok $? "search --phases: both phases scored, phase-weights lists load and solve (rc $rc)"
 expect 0 "" "$BWAPD" --version
 expect 0 "" "$BWAPCTL" --version
 
