@@ -15,7 +15,9 @@ enum cli_opt {
 	OPT_ALL_SETS, OPT_SECONDS, OPT_SIZE, OPT_THREADS, OPT_ROUNDS, OPT_QUIET, OPT_NO_PIN,
 	OPT_TUNE, OPT_NO_TUNE, OPT_SIGNAL, OPT_PROGRESS, OPT_PROTECT, OPT_BENCH, OPT_MLP,
 	OPT_SHARED, OPT_DEMAND, OPT_SEARCH, OPT_WAIT, OPT_PUSHES, OPT_TIMEOUT, OPT_CPU_WINDOW,
-	OPT_GLOBAL, OPT_DRY_RUN, OPT_PLACE_INTERVAL, OPT_VIA_KERNEL, OPT_END
+	OPT_GLOBAL, OPT_DRY_RUN, OPT_PLACE_INTERVAL, OPT_VIA_KERNEL, OPT_METRIC, OPT_BETTER, OPT_MIN_TIME,
+	OPT_BUDGET, OPT_THREAD_DEGREES, OPT_PAGE_DEGREES, OPT_POLICIES, OPT_MODEL_MATRIX, OPT_KEEP_OUTPUT,
+	OPT_TOP, OPT_PHASES, OPT_PHASE_WEIGHTS, OPT_END
 };
 
 #define CLI_HELP_OPTION { "help", no_argument, NULL, 'h' }
@@ -81,6 +83,7 @@ int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_place(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 /* The per-node table of a placement, for place and run. */
 void place_print(FILE *f, const struct bwap_place_stats *st, long pid);
 

@@ -47,6 +47,11 @@ static void help(FILE *f)
 		   "  --progress FILE   the program counts its work in FILE (8-byte counter,\n"
 		   "                    see bwapd(8)); exported to it as BWAP_PROGRESS\n"
 		   "  --protect PID     bwapd's co-scheduled mode: protect PID first\n"
+		   "  --phases FILE     the program writes each new phase's name as a line to\n"
+		   "                    FILE (exported as BWAP_PHASE); with --phase-weights,\n"
+		   "                    bwapd pushes that phase's weights at each change\n"
+		   "  --phase-weights F 'NAME W0,W1,..' per phase, as 'bwapctl search --phases'\n"
+		   "                    writes to STATE_DIR/search/phase-weights\n"
 		   "  --global          portable mode: set the global weighted-interleave table\n"
 		   "                    (saved; 'bwapctl weights --restore-sysfs' puts it back)\n"
 		   "  --place-interval S  portable mode: place the pages every S seconds\n"
@@ -151,6 +156,19 @@ static int run_portable(const struct bwap_weights *w, char **prog, const char *s
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The phase file bwapd reads (bwapd(8), PHASES), empty, and BWAP_PHASE naming it. */
+static int phase_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		cli_error("run", "--phases %s: %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return setenv("BWAP_PHASE", path, 1);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct matrix_opts mo;
@@ -181,6 +199,8 @@ int cmd_run(int argc, char **argv)
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "progress", required_argument, NULL, OPT_PROGRESS },
 		{ "protect", required_argument, NULL, OPT_PROTECT },
+		{ "phases", required_argument, NULL, OPT_PHASES },
+		{ "phase-weights", required_argument, NULL, OPT_PHASE_WEIGHTS },
 		{ "global", no_argument, NULL, OPT_GLOBAL },
 		{ "place-interval", required_argument, NULL, OPT_PLACE_INTERVAL },
 		CLI_MATRIX_OPTIONS,
@@ -241,8 +261,11 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_SIGNAL:
 		case OPT_PROGRESS:
+		case OPT_PHASES:
+		case OPT_PHASE_WEIGHTS:
 		case OPT_PROTECT: {
-			const char *key = c == OPT_SIGNAL ? "signal" : c == OPT_PROGRESS ? "progress" : "protect";
+			const char *key = c == OPT_SIGNAL ? "signal" : c == OPT_PROGRESS ? "progress" :
+					  c == OPT_PHASES ? "phases" : c == OPT_PHASE_WEIGHTS ? "phase-weights" : "protect";
 
 			if (strchr(optarg, ' ') || !*optarg) {
 				cli_error("run", "--%s '%s': give a value without spaces", key, optarg);
@@ -251,6 +274,8 @@ int cmd_run(int argc, char **argv)
 			nextra += snprintf(extra + nextra, sizeof(extra) - nextra, "%s%s %s",
 					   nextra ? " " : "", key, optarg);
 			if (c == OPT_PROGRESS && progress_file(optarg))
+				return 1;
+			if (c == OPT_PHASES && phase_file(optarg))
 				return 1;
 			break;
 		}

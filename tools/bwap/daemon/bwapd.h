@@ -185,6 +185,18 @@ struct target {
 	int waiters[MAX_WAITERS];	/* client fds waiting for convergence ... */
 	long waiter_pushes[MAX_WAITERS];	/* ... or, if > 0, for this many pushes */
 	int nr_waiters;
+	/*
+	 * Phases (attach ... phases FILE phase-weights FILE): the target
+	 * writes each new phase's name as a line to the phase file; at each
+	 * change bwapd pushes that phase's weights (from bwapctl search
+	 * --phases) instead of tuning DWP.
+	 */
+	char phase_file[256];
+	int nr_phases;
+	char phase_name[8][32];
+	struct bwap_weights phase_w[8];
+	int cur_phase;			/* index, -1 before the first mark */
+	long phase_changes;
 };
 
 

@@ -169,14 +169,23 @@ static int push_portable(struct target *t, double dwp, const char *why, const st
 	return 0;
 }
 
+static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w);
+
 static int push(struct target *t, double dwp, const char *why)
 {
 	struct bwap_weights w;
+
+	weights_at(t, dwp, &w);
+	return push_weights(t, dwp, why, w);
+}
+
+/* Push weights w (for DWP dwp, or a phase's) with MPOL_MF_REBALANCE; -1 drops the target. */
+static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w)
+{
 	struct bwap_pagedist d;
 	long target[BWAP_MAX_NODES], expect = -1, before, after, ret;
 	char err[256], ws[256];
 
-	weights_at(t, dwp, &w);
 	if (portable_mode)
 		return push_portable(t, dwp, why, &w);
 	if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
@@ -211,9 +220,15 @@ static int push(struct target *t, double dwp, const char *why)
 	t->pushed = w;
 	t->pushed_dwp = dwp;
 	t->have_pushed = 1;
-	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: expected moves %ld, "
-	       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dwp,
-	       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	{
+		char dtext[32];
+
+		/* a phase's weights have no DWP */
+		snprintf(dtext, sizeof(dtext), dwp >= 0 ? "dwp %.3f" : "phase", dwp);
+		logmsg("pid %d: push #%ld (%s) %s weights %s: expected moves %ld, "
+		       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dtext,
+		       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
+	}
 	if (getenv("BWAPD_DEBUG_PAGES")) {
 		/* for tests: the pages per node after the push against the targets */
 		char b1[256] = "", b2[256] = "";
@@ -280,7 +295,95 @@ static void log_point(struct target *t)
 	}
 }
 
-/* attach PID [workers SET] [signal KIND] [progress FILE] [protect PID] [how WORD] */
+/*
+ * The phase weights file 'bwapctl search --phases' writes: "NAME W0,W1,..."
+ * per line.  0 or -1 (err).
+ */
+static int load_phase_weights(struct target *t, const char *path, char *err, size_t errlen)
+{
+	char *text = bwap_read_file(path, NULL), *save = NULL;
+
+	if (!text) {
+		snprintf(err, errlen, "phase-weights %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct bwap_weights *w = &t->phase_w[t->nr_phases];
+		char name[32], list[512], *lsave = NULL;
+		int n = 0;
+
+		if (sscanf(line, "%31s %511s", name, list) != 2 || t->nr_phases == 8) {
+			snprintf(err, errlen, "phase-weights %s: '%s' is not 'NAME W0,W1,...' (at most 8 phases)",
+				 path, line);
+			free(text);
+			return -1;
+		}
+		memset(w, 0, sizeof(*w));
+		w->nr_nodes = matrix->nr_nodes;
+		for (char *v = strtok_r(list, ",", &lsave); v; v = strtok_r(NULL, ",", &lsave), n++) {
+			int x = atoi(v);
+
+			if (n >= matrix->nr_nodes || x < 0 || x > 255) {
+				snprintf(err, errlen, "phase-weights %s: phase %s: weight '%s' for node %d is not 0..255 "
+					 "or the machine has fewer nodes", path, name, v, n);
+				free(text);
+				return -1;
+			}
+			w->w[n] = x;
+			if (x)
+				w->nodes |= BWAP_NODE_BIT(n);
+		}
+		if (!w->nodes) {
+			snprintf(err, errlen, "phase-weights %s: phase %s has no node with a weight", path, name);
+			free(text);
+			return -1;
+		}
+		snprintf(t->phase_name[t->nr_phases++], 32, "%s", name);
+	}
+	free(text);
+	return 0;
+}
+
+/* The last complete line of the phase file, or "" if none. */
+static void read_phase(const struct target *t, char *name, size_t len)
+{
+	char *text = bwap_read_file(t->phase_file, NULL), *end, *start;
+
+	name[0] = 0;
+	if (!text)
+		return;
+	end = strrchr(text, '\n');
+	if (end) {
+		*end = 0;
+		start = strrchr(text, '\n');
+		snprintf(name, len, "%s", start ? start + 1 : text);
+	}
+	free(text);
+}
+
+/* At a phase change: push that phase's weights (the kernel moves the minimum). */
+static void phase_tick(struct target *t)
+{
+	char name[64], why[96];
+	int k;
+
+	read_phase(t, name, sizeof(name));
+	if (!name[0])
+		return;
+	for (k = 0; k < t->nr_phases; k++)
+		if (!strcmp(t->phase_name[k], name))
+			break;
+	if (k == t->nr_phases || k == t->cur_phase)
+		return;
+	t->cur_phase = k;
+	t->phase_changes++;
+	snprintf(why, sizeof(why), "phase %s", name);
+	if (push_weights(t, -1, why, t->phase_w[k]) == -1)
+		drop_target(t, "exited");
+}
+
+/* attach PID [workers SET] [signal KIND] [progress FILE] [protect PID] [how WORD]
+ *            [phases FILE phase-weights FILE] */
 int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 {
 	struct target *t = NULL;
@@ -322,6 +425,11 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 				kind = BWAP_SIGNAL_PROGRESS;
 		} else if (!strcmp(key, "protect")) {
 			protect = atoi(val);
+		} else if (!strcmp(key, "phases")) {
+			snprintf(t->phase_file, sizeof(t->phase_file), "%s", val);
+		} else if (!strcmp(key, "phase-weights")) {
+			if (load_phase_weights(t, val, err, errlen))
+				return -1;
 		} else if (!strcmp(key, "how")) {
 			snprintf(t->how, sizeof(t->how), "%.15s", val);
 		} else {
@@ -329,6 +437,11 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (!t->phase_file[0] != !t->nr_phases) {
+		snprintf(err, errlen, "give phases FILE and phase-weights FILE together");
+		return -1;
+	}
+	t->cur_phase = -1;
 	t->pid = pid;
 	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
@@ -426,6 +539,15 @@ void sample_target(struct target *t, double tnow)
 	int r, stage = t->cs.stage;
 
 	t->next = tnow + conf.tuner.interval;
+	if (t->nr_phases) {
+		/* phase mode: the weights come from the phase, not from the DWP search */
+		if (kill(t->pid, 0) && errno == ESRCH) {
+			drop_target(t, "exited");
+			return;
+		}
+		phase_tick(t);
+		return;
+	}
 	r = bwap_signal_sample(s, tnow, &v, err, sizeof(err));
 	if (r < 0) {
 		if (s == &t->psig) {

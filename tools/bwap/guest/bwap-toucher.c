@@ -8,6 +8,8 @@
  *                     the largest-remainder shares of these weights?
  *                     prints "check PASS ..." or "check FAIL ..."
  *   counts            prints the pages per node
+ *   phase NAME        a phase change: appends "NAME\n" to the file named by
+ *                     BWAP_PHASE (the phase protocol, bwapd(8) PHASES)
  *   quit              exits 0
  * With BWAP_PROGRESS set, it also adds one per pass to that progress file.
  * Static, libc only, so it runs in the busybox guest.
@@ -104,6 +106,20 @@ static void command(char *line)
 		for (int i = 0; i < nr; i++)
 			printf("%s%ld", i ? "," : " ", per[i]);
 		printf("\n");
+		return;
+	}
+	if (!strncmp(line, "phase ", 6)) {
+		const char *pf = getenv("BWAP_PHASE");
+		int fd = pf ? open(pf, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+		char msg[256];
+		int len = snprintf(msg, sizeof(msg), "%.200s\n", line + 6);
+
+		if (fd < 0 || write(fd, msg, len) != len)
+			printf("phase FAIL no BWAP_PHASE file\n");
+		else
+			printf("phase %s\n", line + 6);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	if (strncmp(line, "check ", 6)) {

@@ -467,6 +467,102 @@ char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int t
 			       char *err, size_t errlen);
 
 
+/* ---- search.c: the coupled thread/page placement search --------------- */
+
+enum bwap_page_policy {
+	BWAP_PAGES_FIRST_TOUCH,	/* the default policy: pages where first touched */
+	BWAP_PAGES_LOCALITY,	/* MPOL_BIND to the thread nodes */
+	BWAP_PAGES_INTERLEAVE,	/* uniform interleave over the page nodes */
+	BWAP_PAGES_DWP0,	/* BWAP canonical weights over the page nodes */
+	BWAP_PAGES_DWP05,	/* the same at DWP 0.5 */
+	BWAP_PAGES_DWP1,	/* the same at DWP 1 (only the thread nodes keep pages) */
+	BWAP_NR_PAGE_POLICIES
+};
+extern const char *const bwap_page_policy_name[BWAP_NR_PAGE_POLICIES];
+
+enum bwap_point_state { BWAP_POINT_NEW, BWAP_POINT_DONE, BWAP_POINT_FAILED };
+enum bwap_search_reason { BWAP_WHY_BASELINE, BWAP_WHY_MODEL, BWAP_WHY_NEIGHBOUR, BWAP_WHY_EXPLORE };
+
+#define BWAP_SEARCH_MAX_SAMPLES 64
+#define BWAP_SEARCH_MAX_PHASES 8
+#define BWAP_PHASE_NAME_MAX 32
+
+struct bwap_search_point {
+	int id;
+	bwap_nodeset thread_nodes;	/* the rational set the threads may use (TND = its size) */
+	int set_class;			/* index among the rational sets, -1 for the baseline */
+	int contiguous;			/* 0 scatter, 1 contiguous */
+	int nr_threads;			/* NT */
+	int per_node[BWAP_MAX_NODES];	/* threads on each node as placed */
+	enum bwap_page_policy policy;
+	int page_degree;		/* PND: nodes the policy may put pages on */
+	bwap_nodeset page_nodes;	/* for interleave/BWAP: nodes with a non-zero weight */
+	unsigned char weights[BWAP_MAX_NODES];	/* interleave: 1s; BWAP: canonical (+DWP), u8 */
+	double predicted;		/* model throughput, GB/s (MODELLED) */
+	/* measured */
+	enum bwap_point_state state;
+	enum bwap_search_reason why;	/* why it was run */
+	int order;			/* 1 = first run */
+	int nr_samples;
+	double samples[BWAP_SEARCH_MAX_SAMPLES];
+	double score;			/* median of samples */
+	double seconds;			/* wall time of all its runs */
+	/* --phases: seconds in each phase per run (phase names in the space) */
+	double phase_samples[BWAP_SEARCH_MAX_PHASES][BWAP_SEARCH_MAX_SAMPLES];
+	double phase_score[BWAP_SEARCH_MAX_PHASES];	/* median seconds, NAN if never seen */
+};
+
+struct bwap_search_opts {
+	bwap_nodeset thread_degrees;	/* bit d: TND d allowed */
+	bwap_nodeset page_degrees;	/* bit d: PND d allowed */
+	unsigned policies;		/* bit per enum bwap_page_policy */
+	int nr_thread_counts;		/* 0 = TND x 1, 2, 4, ... and all CPUs of the set */
+	int thread_counts[64];
+	double mlp, shared, demand;	/* the model's workload (bwapctl model's --mlp ...) */
+};
+
+struct bwap_search_space {
+	int nr_nodes;
+	bwap_nodeset mem_nodes;
+	int nr_cpus[BWAP_MAX_NODES];	/* set by the caller before build: CPUs per node */
+	int cpu[BWAP_MAX_NODES][256];	/* their ids */
+	int higher_is_better;		/* score direction (wall time: lower) */
+	struct bwap_search_point *pt;
+	int nr, cap;
+	int baseline;			/* index of first-touch, scatter, all CPUs */
+	int nr_duplicates, nr_pruned;	/* folded into an equal point; cut by Table 1 */
+	int turn;			/* bwap_search_next's rotation */
+	int nr_phases;			/* phase names seen (BWAP_PHASE protocol) */
+	char phase[BWAP_SEARCH_MAX_PHASES][BWAP_PHASE_NAME_MAX];
+};
+
+void bwap_search_opts_defaults(struct bwap_search_opts *o);
+/* The pruned space over s->nr_cpus/cpu and m; 0 or -1 (err). */
+int bwap_search_space_build(struct bwap_search_space *s, const struct bwap_matrix *m,
+			    const struct bwap_search_opts *o, char *err, size_t errlen);
+/* Each point's predicted throughput from the placement model fed with model. */
+int bwap_search_predict(struct bwap_search_space *s, const struct bwap_matrix *model,
+			const struct bwap_search_opts *o, char *err, size_t errlen);
+void bwap_search_space_free(struct bwap_search_space *s);
+/* CPUs the point's threads run on, in OMP_PLACES order; returns how many. */
+int bwap_search_point_cpus(const struct bwap_search_space *s, const struct bwap_search_point *p, int *cpus);
+/* Next point to run and why, or -1 when every point has run. */
+int bwap_search_next(struct bwap_search_space *s, enum bwap_search_reason *why);
+const char *bwap_search_reason_name(enum bwap_search_reason r);
+int bwap_search_better(const struct bwap_search_space *s, double a, double b);
+/* Best measured point, or -1. */
+int bwap_search_best(const struct bwap_search_space *s);
+/* Speedup over the baseline (> 1 is better), NAN if either is unmeasured. */
+double bwap_search_speedup(const struct bwap_search_space *s, const struct bwap_search_point *p);
+double bwap_median(const double *v, int n);
+/*
+ * The fraction of measured pairs the model orders right (1 until 8 are
+ * measured).  Below BWAP_SEARCH_MIN_TRUST the model's turns go to
+ * neighbours of the best measured point, chosen without the model.
+ */
+#define BWAP_SEARCH_MIN_TRUST 0.6
+double bwap_search_model_trust(const struct bwap_search_space *s);
+
 /* ---- util ------------------------------------------------------------- */
 
 /* Read a whole file into a NUL-terminated malloc()ed buffer; NULL on error (errno). */

@@ -56,4 +56,10 @@ int bwap_curve_read_log(const char *path, struct bwap_tuner_point *pts, int max,
 			struct bwap_tuner_point *settled, char *metric_name, size_t namelen,
 			char *err, size_t errlen);
 
+/* ---- search.c: bwapctl search's picture --------------------------------- */
+
+/* Best speedup over the baseline per page policy x page NUMA degree. */
+int bwap_search_png(const char *path, const struct bwap_search_space *s, const char *score_name,
+		    char *err, size_t errlen);
+
 #endif /* BWAP_RENDER_H */

@@ -112,6 +112,35 @@ echo "$out" | grep -q 'LIBPFM_FORCE_PMU=arm_n1 is not one it has' &&
 	echo "$out" | grep -q '^signal = auto will use: MODELLED'
 ok $? "Arm on an x86 libpfm: no such PMU here, and auto says it falls back to MODELLED"
 expect 2 "perf_event = NO_SUCH_EVENT: libpfm4 cannot encode it" env LIBPFM_FORCE_PMU=skl "$BWAPD" --set perf_event=NO_SUCH_EVENT --list-signals
+
+# ---- bwapctl search ----------------------------------------------------------
+printf 'bwap-matrix 1\nnodes 1\nbw 0: 10000\n' > "$tmp/m1"
+expect 2 "--better higher needs --metric" "$BWAPCTL" search --better higher -- true
+expect 2 "--policies: unknown policy 'bwap'" "$BWAPCTL" search --policies interleave,bwap -- true
+expect 2 "--budget 0 is below 1" "$BWAPCTL" search --budget 0 -- true
+expect 2 "no command given" "$BWAPCTL" search --matrix "$tmp/m1"
+expect 1 "no number matching --metric 'rate: ([0-9]+)'" "$BWAPCTL" search --matrix "$tmp/m1" \
+	--state-dir "$tmp/s0" --metric 'rate: ([0-9]+)' -- echo no rate
+# the command interrupts bwapctl search itself at its second point: what
+# was measured (the baseline) stays in results.json, the cut point does not
+"$BWAPCTL" search --matrix "$tmp/m1" --state-dir "$tmp/si" --budget all -- \
+	sh -c '[ "$BWAP_SEARCH_POINT" = 0 ] || kill -INT $PPID' > "$tmp/si.out" 2> "$tmp/si.err"
+rc=$?
+[ $rc = 130 ] && grep -q '"runs":1,' "$tmp/si/search/results.json" &&
+	grep -q '"interrupted":true' "$tmp/si/search/results.json" && grep -q 'INTERRUPTED' "$tmp/si.out" &&
+	[ ! -e "$tmp/si/search/results.json.tmp" ]
+ok $? "search: Ctrl-C at the second point exits 130 and keeps the baseline in results.json (rc $rc)"
+"$BWAPCTL" search --matrix "$tmp/m1" --state-dir "$tmp/sm" --budget all --metric 'rate: ([0-9]+)' -- \
+	sh -c 'echo rate: 1; echo rate: $((OMP_NUM_THREADS * 10))' > "$tmp/sm.out" 2>/dev/null
+grep -q '^best: point [0-9]*, threads 0 x2 .*: 20 (2.000x\|: 20 (1.000x' "$tmp/sm.out"
+ok $? "search: --metric takes the last match, higher is better: 2 threads score 20"
+"$BWAPCTL" search --matrix "$tmp/m1" --state-dir "$tmp/sp" --budget all --phases -- \
+	sh -c 'echo load >> "$BWAP_PHASE"; echo solve >> "$BWAP_PHASE"; echo load >> "$BWAP_PHASE"' > "$tmp/sp.out" 2>/dev/null
+rc=$?
+[ $rc = 0 ] && grep -q '^phase load: best point' "$tmp/sp.out" && grep -q '^phase solve: best point' "$tmp/sp.out" &&
+	[ "$(cut -d' ' -f1 "$tmp/sp/search/phase-weights" | tr '\n' ' ')" = "load solve " ] &&
+	grep -q '"phase_seconds":{' "$tmp/sp/search/results.json"
+ok $? "search --phases: both phases scored, phase-weights lists load and solve (rc $rc)"
 expect 0 "" "$BWAPD" --version
 expect 0 "" "$BWAPCTL" --version
 
