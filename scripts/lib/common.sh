@@ -11,6 +11,21 @@ KERNEL_SOURCE_VERSION=6.12.117-1~deb12u1
 KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
 
 KTREE=$BWAP_BUILD/linux          # patched kernel tree, a git repository
+
+# Where the files BWAP owns wholly live, both here and in build/linux: new
+# files under these paths are created and grown by the patches, and
+# scripts/export-series copies them back here (README.md files are ours,
+# not the kernel's).
+OWN_PATHS=(Kconfig.bwap mm include Documentation)
+
+# owned_files_in_repo: the owned files present in this repository, one a line.
+owned_files_in_repo() {
+	local p
+	for p in "${OWN_PATHS[@]}"; do
+		[ -e "$BWAP_ROOT/$p" ] || continue
+		(cd "$BWAP_ROOT" && find "$p" -type f ! -name README.md)
+	done
+}
 GUEST_OUT=$BWAP_BUILD/guest      # guest binaries and initramfs images
 
 # Output directory of a kernel build for config variant $1 (base, debug, ...).
