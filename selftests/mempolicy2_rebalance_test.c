@@ -291,7 +291,10 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		/* Only one mapping of the memfd, the whole of it in one VMA. */
+		/*
+		 * Only one mapping of the memfd, the whole of it in one VMA,
+		 * every page mapped (read) before the reweight.
+		 */
 		char *whole;
 
 		if (munmap(q, len))
@@ -299,9 +302,11 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 		whole = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (whole == MAP_FAILED)
 			_exit(11);
-		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+		if (bad_pages(whole, MEMFD_PAGES, 4))
 			_exit(12);
-		_exit(bad_pages(whole, MEMFD_PAGES, 4) ? 13 : 0);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(13);
+		_exit(bad_pages(whole, MEMFD_PAGES, 4) ? 14 : 0);
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	pidfd = bwap_pidfd_open(pid);

@@ -400,7 +400,7 @@ __attribute__((constructor)) static void suid_target_main(void)
 
 TEST(setuid_target_eperm)
 {
-	int ready[2], go[2], in, out, pidfd;
+	int ready[2], go[2], in, out, exe, pidfd, status;
 	char buf[65536], c = 0;
 	ssize_t n;
 	pid_t pid;
@@ -416,6 +416,9 @@ TEST(setuid_target_eperm)
 	close(in);
 	ASSERT_EQ(0, fchmod(out, 04755));
 	close(out);
+	/* uid 1000 cannot look up paths in the guest's /: exec by fd. */
+	exe = open(SUID_COPY, O_RDONLY);
+	ASSERT_LE(0, exe);
 
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(go));
@@ -427,18 +430,24 @@ TEST(setuid_target_eperm)
 
 		/* Out of the way first: the pipes may sit on fds 3 and 4. */
 		int r = fcntl(ready[1], F_DUPFD, 10), g = fcntl(go[0], F_DUPFD, 10);
+		int e = fcntl(exe, F_DUPFD, 10);
 
-		if (r < 0 || g < 0 || dup2(r, 3) != 3 || dup2(g, 4) != 4)
+		if (r < 0 || g < 0 || e < 0 || dup2(r, 3) != 3 || dup2(g, 4) != 4)
 			_exit(10);
 		close(go[1]);
 		if (become(OTHER_UID))
 			_exit(11);
-		execve(SUID_COPY, argv, envp);
+		syscall(SYS_execveat, e, "", argv, envp, AT_EMPTY_PATH);
 		_exit(12);
 	}
 	close(go[0]);
 	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(exe);
+	if (read(ready[0], &c, 1) != 1) {
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		TH_LOG("the set-user-ID copy exited with status %#x", status);
+		ASSERT_TRUE(0);
+	}
 	if (c != 'S') {
 		close(go[1]);
 		waitpid(pid, NULL, 0);
@@ -462,11 +471,13 @@ TEST(move_all_needs_cap_sys_nice)
 	int pidfd = bwap_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(EPERM, reweight_as(pidfd, ROOT_NO_NICE,
+	/* The caller's own pidfd (-1): no other rule gets in the way. */
+	EXPECT_EQ(EPERM, reweight_as(-1, ROOT_NO_NICE,
 				     MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	EXPECT_EQ(0, reweight_as(pidfd, ROOT_NO_NICE, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, reweight_as(pidfd, ROOT,
-				 MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	EXPECT_EQ(0, reweight_as(-1, ROOT_NO_NICE, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, reweight_as(-1, ROOT, MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	/* Another process without CAP_SYS_NICE: refused before any flag. */
+	EXPECT_EQ(EPERM, reweight_as(pidfd, ROOT_NO_NICE, MPOL_MF_REBALANCE));
 	close(pidfd);
 }
 
