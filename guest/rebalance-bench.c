@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
@@ -113,10 +114,16 @@ static int node_index(int node)
 static void where(char *p, int *status, long *count)
 {
 	static void **pages;
+	static long have;
 	long i;
 
-	if (!pages)
+	if (have < npages) {
+		free(pages);
 		pages = malloc(npages * sizeof(*pages));
+		have = npages;
+		if (!pages)
+			die("out of memory for %s pages", "the query's");
+	}
 	for (i = 0; i < npages; i++)
 		pages[i] = p + i * PG;
 	if (bwap_move_pages(0, npages, pages, NULL, status, 0)) {
@@ -329,8 +336,12 @@ struct result {
 	long min, moved, off, failed, vm_moved;
 	long off_pattern;	/* start pages not where OLD's pattern puts them */
 	long cur[NN], final[NN];
+	double wb[2];		/* window balance after, WINDOWS[] pages */
 	int ok;			/* the method ran (not ENOSYS) */
 };
+
+/* Window sizes of the window-balance figure. */
+static const long windows[2] = { 64, 512 };
 
 static int *before_st, *after_st;
 
@@ -365,6 +376,9 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	for (i = 0; i < NN; i++)
 		r->off += labs(r->final[i] - target[i]);
 	r->off /= 2;
+	for (i = 0; i < 2; i++)
+		r->wb[i] = bwap_window_balance(after_st, npages, nodes, sc->new_w,
+					       NN, windows[i]);
 	r->vm_moved = fn == method_bwap ? bwap_vmstat("numa_rebalance_moved") - rb0
 					: bwap_vmstat("pgmigrate_success") - mig0;
 	end_state(p);
@@ -446,21 +460,274 @@ static int time_scenario(const struct scenario *sc, double *med, double *lo, dou
 	return 1;
 }
 
+/* ---- window balance of a fresh fault ---------------------------------------- */
+/* Fault the range afresh under @w and score its window balance. */
+static void fresh_balance(const unsigned char *w, double *wb)
+{
+	long count[NN];
+	char *p = start_state(w);
+	int i;
+
+	where(p, after_st, count);
+	for (i = 0; i < 2; i++)
+		wb[i] = bwap_window_balance(after_st, npages, nodes, w, NN, windows[i]);
+	end_state(p);
+}
+
+/* ---- cost at scale ----------------------------------------------------------- */
+/*
+ * The user-space equivalent of the kernel's rebalance: ask move_pages(2)
+ * where every page is, work out the same minimal plan (largest-remainder
+ * targets; the surplus of each node taken spread evenly over the range;
+ * destinations in weighted round robin by what they lack), move it with
+ * one move_pages(2) call, and give the range the new weights with
+ * mbind2().  Returns the pages that did not move; *@moved the pages sent.
+ */
+static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
+{
+	static void **pages;
+	static int *dest, *status, *st;
+	static long have;
+	unsigned char table[BWAP_MAXNODE];
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	long count[NN], target[NN], share[NN], left[NN], seen[NN] = { 0 };
+	long i, n = 0, failed = 0;
+	struct mpol_args args;
+	int k, d, best;
+
+	if (have < npages) {
+		free(pages);
+		free(dest);
+		free(status);
+		free(st);
+		pages = malloc(npages * sizeof(*pages));
+		dest = malloc(npages * sizeof(*dest));
+		status = malloc(npages * sizeof(*status));
+		st = malloc(npages * sizeof(*st));
+		if (!pages || !dest || !status || !st)
+			die("out of memory for %s", "the user-space plan");
+		have = npages;
+	}
+	where(p, st, count);
+	bwap_lr_targets(npages, count, new_w, NN, target);
+	for (k = 0; k < NN; k++)
+		left[k] = share[k] = count[k] - target[k];
+	for (i = 0; i < npages; i++) {
+		k = node_index(st[i]);
+		seen[k]++;
+		if (share[k] <= 0 || left[k] <= 0 ||
+		    (share[k] - left[k] + 1) * count[k] > seen[k] * share[k])
+			continue;
+		best = -1;
+		for (d = 0; d < NN; d++) {
+			if (share[d] >= 0 || left[d] >= 0)
+				continue;
+			/* least served: smallest (got + 1) / room */
+			if (best < 0 || (left[d] - share[d] + 1) * -share[best] <
+					(left[best] - share[best] + 1) * -share[d])
+				best = d;
+		}
+		if (best < 0)
+			continue;
+		pages[n] = p + i * PG;
+		dest[n++] = nodes[best];
+		left[k]--;
+		left[best]++;
+	}
+	if (n && bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
+		failed = n;
+	for (i = 0; i < n && !failed; i++)
+		failed += status[i] != dest[i];
+	weights_table(new_w, table);
+	bwap_wi_args(&args, mask, nodes, NN, table);
+	bwap_mbind2(p, npages * PG, &args, sizeof(args), 0);
+	*moved = n;
+	return failed;
+}
+
+/* A thread of the target faulting on its own VMA while the call runs. */
+struct faulter {
+	char *buf;
+	long npages;
+	volatile int run, in_call, rearm;
+	volatile long faults, faults_in_call;
+	long long gap_idle, gap_in_call;	/* longest gap between faults */
+	int exhausted;				/* ran out of fresh pages in the call */
+};
+
+static void *faulter_main(void *arg)
+{
+	struct faulter *f = arg;
+	long long last = now_ns(), t, gap;
+	cpu_set_t cpus;
+	long i = 0;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	while (f->run) {
+		if (f->rearm) {
+			/* Fresh pages for the whole call: start over now. */
+			madvise(f->buf, f->npages * PG, MADV_DONTNEED);
+			i = 0;
+			last = now_ns();
+			f->rearm = 0;
+		}
+		if (i == f->npages) {
+			if (f->in_call) {
+				f->exhausted = 1;
+				continue;
+			}
+			/* Recycle outside the call: MADV_DONTNEED takes mmap_lock. */
+			madvise(f->buf, f->npages * PG, MADV_DONTNEED);
+			i = 0;
+			last = now_ns();
+		}
+		f->buf[i++ * PG] = 1;
+		t = now_ns();
+		gap = t - last;
+		last = t;
+		if (f->in_call) {
+			f->faults_in_call++;
+			if (gap > f->gap_in_call)
+				f->gap_in_call = gap;
+		} else if (gap > f->gap_idle) {
+			f->gap_idle = gap;
+		}
+		f->faults++;
+	}
+	return NULL;
+}
+
+/*
+ * Size sweep from 16 MiB to @max_mib resident, 1,1,1,1 -> 4,2,1,1: the
+ * kernel's rebalance per page scanned and per page moved, against the
+ * user-space equivalent; then, at the largest size, the longest stall of a
+ * thread faulting on another VMA during the call.
+ */
+static int sweep(long max_mib)
+{
+	static const unsigned char w1111[NN] = { 1, 1, 1, 1 }, w4211[NN] = { 4, 2, 1, 1 };
+	unsigned char table[BWAP_MAXNODE];
+	double ratios[16];
+	int nratios = 0, ok = 1;
+	long mib;
+
+	printf("#\n# Cost at scale: 1,1,1,1 -> 4,2,1,1, the range fully resident, %s\n"
+	       "# kernel = process_mpol_reweight(MPOL_MF_REBALANCE); user = move_pages(2) query of\n"
+	       "# every page + the same minimal plan + one move_pages(2) call + mbind2()\n",
+	       icount ? "instructions (run-vm --icount)" : "guest ns");
+	printf("# %6s %8s %8s %8s %13s %9s %9s %13s %7s\n", "MiB", "pages", "scanned",
+	       "moved", "kernel", "/scanned", "/moved", "user", "k/user");
+	weights_table(w4211, table);
+	for (mib = 16; mib <= max_mib; mib *= 2) {
+		long sc0, mv0, scanned, moved, moved_u, left;
+		long long t0, tk, tu;
+		char *p;
+
+		npages = mib * (1L << 20) / PG;
+		p = start_state(w1111);
+		sc0 = bwap_vmstat("numa_rebalance_scanned");
+		mv0 = bwap_vmstat("numa_rebalance_moved");
+		t0 = now_ns();
+		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		tk = now_ns() - t0;
+		scanned = bwap_vmstat("numa_rebalance_scanned") - sc0;
+		moved = bwap_vmstat("numa_rebalance_moved") - mv0;
+		end_state(p);
+		if (left) {
+			fprintf(stderr, "rebalance-bench: sweep %ld MiB: %ld pages not moved (%s)\n",
+				mib, left, left < 0 ? strerror(errno) : "left");
+			return 0;
+		}
+
+		p = start_state(w1111);
+		t0 = now_ns();
+		left = user_rebalance(p, w4211, &moved_u);
+		tu = now_ns() - t0;
+		end_state(p);
+		if (left || moved_u != moved)
+			ok = 0;
+		ratios[nratios++] = (double)tk / tu;
+		printf("  %6ld %8ld %8ld %8ld %13lld %9.0f %9.0f %13lld %6.3fx\n", mib, npages,
+		       scanned, moved, tk, (double)tk / scanned, (double)tk / moved, tu,
+		       (double)tk / tu);
+	}
+	if (nratios) {
+		qsort(ratios, nratios, sizeof(double), cmp_double);
+		printf("# kernel / user-space equivalent: median %.3fx, largest %.3fx (goal: <= 0.80x)\n",
+		       ratios[nratios / 2], ratios[nratios - 1]);
+		ok = ok && ratios[nratios - 1] <= 0.8;
+	}
+
+	/* The stall: a thread faulting on another VMA during the largest call. */
+	{
+		struct faulter f = { .run = 1 };
+		pthread_t t;
+		long long t0, tk;
+		char *p;
+
+		f.npages = 65536;	/* 256 MiB of fresh pages */
+		f.buf = mmap(NULL, f.npages * PG, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (f.buf == MAP_FAILED)
+			die("mmap of the faulting thread's range: %s", strerror(errno));
+		madvise(f.buf, f.npages * PG, MADV_NOHUGEPAGE);
+		npages = max_mib * (1L << 20) / PG;
+		p = start_state(w1111);
+		if (pthread_create(&t, NULL, faulter_main, &f))
+			die("pthread_create: %s", strerror(errno));
+		/* Let it fault a while first, for its gap when nothing else runs. */
+		while (f.faults < 20000)
+			;
+		/* Recycle its range now, so it has fresh pages through the call. */
+		f.rearm = 1;
+		while (f.rearm)
+			;
+		f.in_call = 1;
+		t0 = now_ns();
+		bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		tk = now_ns() - t0;
+		f.in_call = 0;
+		f.run = 0;
+		pthread_join(t, NULL);
+		end_state(p);
+		munmap(f.buf, f.npages * PG);
+		printf("#\n# A thread faulting on another VMA (CPU 1) during the %ld MiB call:\n", max_mib);
+		printf("#   call %lld, faults during it %ld, longest stall %lld (%.2f%% of the call)%s;\n"
+		       "#   longest gap between its faults before the call %lld\n",
+		       tk, f.faults_in_call, f.gap_in_call, 100.0 * f.gap_in_call / tk,
+		       f.exhausted ? ", ran out of fresh pages" : "", f.gap_idle);
+		if (!f.faults_in_call || f.gap_in_call * 2 > tk)
+			ok = 0;
+	}
+	return ok;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 "Usage: rebalance-bench [--pages N] [--repeats N] [--icount] [--scenario NAME]\n"
+"       rebalance-bench --sweep MAX_MIB [--icount]\n"
 "\n"
 "Compares, over weight-change scenarios on 4 nodes, the pages moved by the\n"
 "kernel's rebalance (process_mpol_reweight with MPOL_MF_REBALANCE), by the\n"
 "BWAP paper's Algorithm 1 in user space and by move_pages(2) of every page\n"
 "whose interleave target changed, each against the theoretical minimum;\n"
 "then the time per moved page of the kernel's rebalance against a\n"
-"move_pages(2) batch of the same pages.  Needs 4 memory nodes and root.\n"
+"move_pages(2) batch of the same pages.  Also the window balance after each\n"
+"method: the worst deviation of any node from its weighted share in any\n"
+"64- or 512-page window, against a fresh weighted fault.  Needs 4 memory\n"
+"nodes and root.\n"
 "\n"
 "  --pages N       pages in the range (default 4096)\n"
 "  --repeats N     timing repeats; the median is reported (default 5, max %d)\n"
 "  --icount        label times as instructions: use under scripts/run-vm --icount\n"
+"  --sweep MAX_MIB instead, the cost at scale: 1,1,1,1 -> 4,2,1,1 on 16 MiB,\n"
+"                  32 MiB, ... up to MAX_MIB (16..65536) resident, per page\n"
+"                  scanned and moved, against a user-space equivalent\n"
+"                  (move_pages(2) query, same plan, move_pages(2)); then the\n"
+"                  longest stall of a thread faulting during the largest call\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -472,8 +739,10 @@ static void usage(FILE *out)
 	fprintf(out, "  --help          this text\n"
 		"\n"
 		"Exit status: 0 if the kernel's rebalance moved exactly the minimum to an\n"
-		"exact result in every scenario (or the kernel lacks it: reported as a\n"
-		"skip), 1 if not, 2 on bad options or errors.\n");
+		"exact result, with windows within 2 pages of a fresh fault, in every\n"
+		"scenario (or the kernel lacks it: reported as a skip); with --sweep, if\n"
+		"it moved what the user-space plan moves at <= 0.8x its cost and the\n"
+		"faulting thread kept going.  1 if not, 2 on bad options or errors.\n");
 }
 
 static long parse_num(const char *opt, const char *s, long min, long max)
@@ -498,16 +767,19 @@ int main(int argc, char **argv)
 		{ "repeats", required_argument, NULL, 'r' },
 		{ "icount", no_argument, NULL, 'i' },
 		{ "scenario", required_argument, NULL, 's' },
+		{ "sweep", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	const char *only = NULL, *unit;
 	struct result res[NR_SCENARIOS][3];
-	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1;
+	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1;
+	double fresh_wb[NR_SCENARIOS][2];
+	long sweep_mib = 0;
 	size_t s;
 	cpu_set_t cpus;
 
-	while ((opt = getopt_long(argc, argv, "p:r:is:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:r:is:S:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			npages = parse_num("--pages", optarg, 1, 1 << 20);
@@ -520,6 +792,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			only = optarg;
+			break;
+		case 'S':
+			sweep_mib = parse_num("--sweep", optarg, 16, 65536);
 			break;
 		case 'h':
 			usage(stdout);
@@ -555,6 +830,20 @@ int main(int argc, char **argv)
 	before_st = malloc(npages * sizeof(int));
 	after_st = malloc(npages * sizeof(int));
 	unit = icount ? "instructions" : "guest ns";
+	if (sweep_mib) {
+		int ok;
+
+		if (!have_kernel) {
+			printf("1..1\nok 1 cost at scale # SKIP no process_mpol_reweight (ENOSYS)\n");
+			return 0;
+		}
+		printf("# rebalance-bench --sweep: nodes %d,%d,%d,%d, the caller on CPU 0 (node %d)\n",
+		       nodes[0], nodes[1], nodes[2], nodes[3], nodes[0]);
+		ok = sweep(sweep_mib);
+		printf("1..1\n%s 1 kernel rebalance moves the same pages at <= 0.80x the user-space cost, and a faulting thread keeps going\n",
+		       ok ? "ok" : "not ok");
+		return ok ? 0 : 1;
+	}
 
 	printf("# rebalance-bench: %ld pages, nodes %d,%d,%d,%d, workers on CPU 0 (node %d)\n",
 	       npages, nodes[0], nodes[1], nodes[2], nodes[3], nodes[0]);
@@ -576,6 +865,7 @@ int main(int argc, char **argv)
 		run_method(sc, method_bwap, &res[s][0]);
 		run_method(sc, method_algorithm1, &res[s][1]);
 		run_method(sc, method_move_pages, &res[s][2]);
+		fresh_balance(sc->new_w, fresh_wb[s]);
 		fmt_w(ow, sc->old_w);
 		fmt_w(nw, sc->new_w);
 		printf("  %-18s %-8s %-8s %5ld |", sc->name, ow, nw, res[s][0].min);
@@ -590,6 +880,27 @@ int main(int argc, char **argv)
 		if (res[s][0].ok && (res[s][0].moved != res[s][0].min || res[s][0].off ||
 				     res[s][0].vm_moved != res[s][0].min || res[s][0].failed))
 			all_min = 0;
+		if (res[s][0].ok && (res[s][0].wb[0] > fresh_wb[s][0] + 2 ||
+				     res[s][0].wb[1] > fresh_wb[s][1] + 2))
+			all_wb = 0;
+	}
+	printf("#\n# Window balance: the worst deviation, in pages, of any node's count from its\n"
+	       "# weighted share in any window of %ld / %ld consecutive pages of the range,\n"
+	       "# after each method and after a fresh weighted fault of the range under NEW.\n",
+	       windows[0], windows[1]);
+	printf("# %-18s %13s | %13s | %13s | %13s\n", "scenario", "fresh fault", "(i) BWAP",
+	       "(a) Alg. 1", "(b) move_pages");
+	for (s = 0; s < NR_SCENARIOS; s++) {
+		if (only && strcmp(only, scenarios[s].name))
+			continue;
+		printf("  %-18s %5.1f / %5.1f |", scenarios[s].name, fresh_wb[s][0], fresh_wb[s][1]);
+		for (int m = 0; m < 3; m++) {
+			if (res[s][m].ok)
+				printf(" %5.1f / %5.1f |", res[s][m].wb[0], res[s][m].wb[1]);
+			else
+				printf(" %13s |", "n/a");
+		}
+		printf("\n");
 	}
 	printf("#\n# Per-node pages (node %d,%d,%d,%d): start, target, and after each method;\n"
 	       "# vmstat = numa_rebalance_moved delta for (i), pgmigrate_success delta for (a) and (b)\n",
@@ -619,7 +930,8 @@ int main(int argc, char **argv)
 
 	if (!have_kernel) {
 		printf("#\n# Timing needs process_mpol_reweight: skipped on this kernel\n");
-		printf("1..1\nok 1 rebalance moves the minimum # SKIP no process_mpol_reweight (ENOSYS)\n");
+		printf("1..2\nok 1 rebalance moves the minimum # SKIP no process_mpol_reweight (ENOSYS)\n");
+		printf("ok 2 rebalance keeps the interleave layout # SKIP no process_mpol_reweight (ENOSYS)\n");
 		return 0;
 	}
 	printf("#\n# Time per moved page, %s (%s), median of %d repeats:\n"
@@ -660,7 +972,9 @@ int main(int argc, char **argv)
 			       meds[nmeds / 2]);
 		}
 	}
-	printf("1..1\n%s 1 rebalance moved exactly the minimum, all of it, to an exact result, in every scenario\n",
+	printf("1..2\n%s 1 rebalance moved exactly the minimum, all of it, to an exact result, in every scenario\n",
 	       all_min ? "ok" : "not ok");
-	return all_min ? 0 : 1;
+	printf("%s 2 rebalance kept every %ld- and %ld-page window within 2 pages of a fresh fault, in every scenario\n",
+	       all_wb ? "ok" : "not ok", windows[0], windows[1]);
+	return all_min && all_wb ? 0 : 1;
 }

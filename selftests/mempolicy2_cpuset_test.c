@@ -3,6 +3,12 @@
  * What a cpuset rebind does to weights owned by a policy:
  *  - MPOL_F_STATIC_NODES: each weight stays with its node; nodes that
  *    leave the cpuset get no pages, and get their weight back on return;
+ *    If every node left has weight 0, each of them counts as 1;
+ *  - process_mpol_reweight() replaces the whole table: a node outside the
+ *    cpuset at that moment cannot be given a weight, so it comes back
+ *    with weight 0;
+ *  - own weights must give a weight to some node of the effective
+ *    nodemask (user nodes and the cpuset): otherwise EINVAL;
  *  - no flags: the nodemask is remapped and each weight moves with its
  *    node; nodes folded onto one add their weights.
  * Each test joins its own cgroup and changes that cgroup's cpuset.mems,
@@ -92,6 +98,81 @@ TEST_F(rebind, static_nodes_keep_weights_on_their_nodes)
 
 	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
 	expect_placement(_metadata, all, 100);		/* 500/300/100/100 */
+}
+
+/* The weighted nodes leave: the ones left count as 1 each until they return. */
+TEST_F(rebind, static_nodes_only_zero_weights_left)
+{
+	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
+	static const unsigned char even01[BWAP_MAXNODE] = { 1, 1 };
+	int four[4] = { 0, 1, 2, 3 };
+
+	memcpy(self->w, w0011, sizeof(w0011));
+	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	self->args.mode_flags = MPOL_F_STATIC_NODES;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+
+	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	expect_placement(_metadata, even01, 200);	/* 200/200/0/0 */
+	expect_weights(_metadata, w0011);
+
+	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
+	expect_placement(_metadata, w0011, 200);	/* 0/0/200/200 */
+}
+
+/* A reweight while nodes 2,3 are out cannot weigh them: they return at 0. */
+TEST_F(rebind, static_nodes_reweighted_while_out)
+{
+	static const unsigned char all[BWAP_MAXNODE] = { 5, 3, 1, 1 };
+	static const unsigned char w42[BWAP_MAXNODE] = { 4, 2 };
+	unsigned char w[BWAP_MAXNODE];
+	int four[4] = { 0, 1, 2, 3 }, pidfd;
+
+	memcpy(self->w, all, sizeof(all));
+	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	self->args.mode_flags = MPOL_F_STATIC_NODES;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+
+	pidfd = bwap_pidfd_open(getpid());
+	ASSERT_LE(0, pidfd);
+	memcpy(w, all, sizeof(w));
+	/* Nodes 2 and 3 are outside the cpuset now: refused. */
+	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(EINVAL, errno);
+	memcpy(w, w42, sizeof(w));
+	EXPECT_EQ(0, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	close(pidfd);
+	expect_weights(_metadata, w42);
+
+	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
+	expect_placement(_metadata, w42, 100);		/* 400/200/0/0 */
+}
+
+/*
+ * Own weights are checked against the nodes the policy can use: static
+ * nodes 0-3 with weights only on 2,3, while the cpuset holds 0-1, leave
+ * no weight at all.
+ */
+TEST_F(rebind, effective_weights_all_zero_einval)
+{
+	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
+	int four[4] = { 0, 1, 2, 3 };
+	struct bwap_policy before, after;
+
+	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, bwap_read_policy(&before, NULL));
+	memcpy(self->w, w0011, sizeof(w0011));
+	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	self->args.mode_flags = MPOL_F_STATIC_NODES;
+	EXPECT_EQ(-1, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, bwap_read_policy(&after, NULL));
+	EXPECT_EQ(before.args.mode, after.args.mode);
+
+	/* With a weight on node 1 the same call is fine. */
+	self->w[1] = 2;
+	EXPECT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
 }
 
 TEST_F(rebind, remapped_nodes_carry_their_weights)

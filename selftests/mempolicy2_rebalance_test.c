@@ -6,6 +6,7 @@
  * (checked through /proc/vmstat), and every page keeps its contents.
  * Needs four memory nodes; SKIPs with fewer.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -173,6 +174,58 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 	EXPECT_EQ(0, MOVED(self));
 }
 
+/*
+ * A rebalance keeps the interleave layout: the pages it moves are spread
+ * over the range, so every 64- and 512-page window holds each node's
+ * weighted share to within 2 pages of what a fresh weighted fault gives.
+ * Taking surplus pages in address order left 64-page windows 16 pages
+ * off, the first half of the range about 75% on the first node.
+ */
+TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
+{
+	static const unsigned char w4211[NODES] = { 4, 2, 1, 1 };
+	static const unsigned char w5311[NODES] = { 5, 3, 1, 1 };
+	static const unsigned char *nw[2] = { w4211, w5311 };
+	static const long min_moved[2] = { 1000, 1200 };
+	static const long windows[2] = { 64, 512 };
+	int *fresh_st = calloc(NPAGES, sizeof(int));
+	int *rebal_st = calloc(NPAGES, sizeof(int));
+	double fresh, got;
+	int t, k;
+
+	ASSERT_NE(NULL, fresh_st);
+	ASSERT_NE(NULL, rebal_st);
+	for (t = 0; t < 2; t++) {
+		const unsigned char *w = nw[t];
+
+		/* A fresh fault under the new weights, for reference. */
+		ASSERT_EQ(0, map_with_vma_policy(self, 0, w[0], w[1], w[2], w[3]));
+		ASSERT_EQ(0, bwap_page_nodes(self->p, NPAGES, fresh_st));
+		munmap(self->p, self->len);
+
+		ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+		ASSERT_EQ(0, reweight_self(self, w[0], w[1], w[2], w[3],
+					   MPOL_MF_REBALANCE));
+		EXPECT_EQ(min_moved[t], MOVED(self));
+		EXPECT_EQ(0, FAILED(self));
+		ASSERT_EQ(0, bwap_page_nodes(self->p, NPAGES, rebal_st));
+		munmap(self->p, self->len);
+		self->p = NULL;
+
+		for (k = 0; k < 2; k++) {
+			fresh = bwap_window_balance(fresh_st, NPAGES, self->nodes,
+						    w, NODES, windows[k]);
+			got = bwap_window_balance(rebal_st, NPAGES, self->nodes,
+						  w, NODES, windows[k]);
+			TH_LOG("1,1,1,1 -> %u,%u,%u,%u, %ld-page windows: rebalanced %.1f, fresh fault %.1f pages off",
+			       w[0], w[1], w[2], w[3], windows[k], got, fresh);
+			EXPECT_LE(got, fresh + 2);
+		}
+	}
+	free(fresh_st);
+	free(rebal_st);
+}
+
 /* Weight 0 drains a node; 4000/3 leaves one page for the lowest node. */
 TEST_F(rebalance, drain_node_to_zero)
 {
@@ -197,6 +250,97 @@ TEST_F(rebalance, shmem_range)
 	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
 	EXPECT_EQ(3, r.w[self->nodes[1]]);
 	EXPECT_EQ(0, r.w[self->nodes[2]]);
+}
+
+/*
+ * One shmem VMA spanning two shared-policy ranges: each range is its own
+ * rebalance unit.  The owner of a 2048-page memfd puts the lower half
+ * under weighted interleave 1,1,1,1 and the upper half under MPOL_BIND to
+ * the first node; a second process maps the whole memfd as one VMA and is
+ * reweighted to 4,2,1,1.  The weighted half must end at 512/256/128/128
+ * and the bound half stay on its node.  Shares taken over the whole VMA,
+ * bound pages included, gave 0/512/256/256 for the weighted half.
+ */
+#define MEMFD_PAGES 2048
+
+TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
+{
+	size_t len = (size_t)MEMFD_PAGES * getpagesize(), half = len / 2;
+	unsigned long bind[BWAP_MAX_NODES / (8 * sizeof(long))] = { };
+	int ready[2], go[2], fd, pidfd, status;
+	long lo[BWAP_MAX_NODES], hi[BWAP_MAX_NODES];
+	char c = 0, *q;
+	pid_t pid;
+
+	fd = memfd_create("bwap-two-ranges", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	set_w(self, 1, 1, 1, 1);
+	ASSERT_EQ(0, bwap_mbind2(q, half, &self->args, sizeof(self->args), 0));
+	bwap_nodemask_set(bind, self->nodes[0]);
+	ASSERT_EQ(0, bwap_mbind(q + half, half, MPOL_BIND, bind, BWAP_MAXNODE, 0));
+	fill_pages(q, MEMFD_PAGES, 4);
+	ASSERT_EQ(0, bwap_count_pages_per_node(q, MEMFD_PAGES / 2, lo));
+	EXPECT_EQ(256, lo[self->nodes[0]]);
+	EXPECT_EQ(256, lo[self->nodes[3]]);
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/*
+		 * Only one mapping of the memfd, the whole of it in one VMA,
+		 * every page mapped (read) before the reweight.
+		 */
+		char *whole;
+
+		if (munmap(q, len))
+			_exit(10);
+		whole = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (whole == MAP_FAILED)
+			_exit(11);
+		if (bad_pages(whole, MEMFD_PAGES, 4))
+			_exit(12);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(13);
+		_exit(bad_pages(whole, MEMFD_PAGES, 4) ? 14 : 0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	pidfd = bwap_pidfd_open(pid);
+	ASSERT_LE(0, pidfd);
+
+	/* Both processes map the pages: moving them takes MOVE_ALL. */
+	set_w(self, 4, 2, 1, 1);
+	vmstat_snap(&self->before);
+	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE,
+				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	vmstat_snap(&self->after);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(pidfd);
+
+	ASSERT_EQ(0, bwap_count_pages_per_node(q, MEMFD_PAGES / 2, lo));
+	ASSERT_EQ(0, bwap_count_pages_per_node(q + half, MEMFD_PAGES / 2, hi));
+	TH_LOG("weighted half %ld/%ld/%ld/%ld, bound half %ld/%ld/%ld/%ld",
+	       lo[self->nodes[0]], lo[self->nodes[1]], lo[self->nodes[2]],
+	       lo[self->nodes[3]], hi[self->nodes[0]], hi[self->nodes[1]],
+	       hi[self->nodes[2]], hi[self->nodes[3]]);
+	EXPECT_EQ(512, lo[self->nodes[0]]);
+	EXPECT_EQ(256, lo[self->nodes[1]]);
+	EXPECT_EQ(128, lo[self->nodes[2]]);
+	EXPECT_EQ(128, lo[self->nodes[3]]);
+	EXPECT_EQ(MEMFD_PAGES / 2, hi[self->nodes[0]]);
+	/* Only the weighted half is counted; 128 + 128 pages move. */
+	EXPECT_EQ(MEMFD_PAGES / 2, SCANNED(self));
+	EXPECT_EQ(256, MOVED(self));
+	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(0, bad_pages(q, MEMFD_PAGES, 4));
+	munmap(q, len);
+	close(fd);
 }
 
 /* Without MPOL_MF_REBALANCE nothing moves, but new faults follow. */

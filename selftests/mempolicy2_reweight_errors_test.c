@@ -2,8 +2,22 @@
 /*
  * Every refusal of process_mpol_reweight() and the errno it gives:
  * bad flags and weights (EINVAL, EFAULT), bad pidfds (EBADF), exited
- * targets (ESRCH), kernel threads and nodes outside the target's cpuset
- * (EINVAL), and the migrate_pages(2) permission rules (EPERM).
+ * targets (ESRCH), kernel threads, nodes outside the target's cpuset and
+ * policies with relative nodes (EINVAL), and the permission rules (EPERM):
+ * ptrace-attach access to the target, taken with its mm, and CAP_SYS_NICE
+ * for any process but the caller's own.
+ *
+ * Permission table (caller -> target: result):
+ *   uid 1000, no caps      -> itself                         : 0
+ *   uid 1000, no caps      -> uid 1000, dumpable             : EPERM
+ *   uid 1000, CAP_SYS_NICE -> uid 1000, dumpable             : 0
+ *   uid 1000, CAP_SYS_NICE -> uid 1000, not dumpable         : EPERM
+ *   uid 1000, CAP_SYS_NICE -> root                           : EPERM
+ *   uid 1000, CAP_SYS_NICE -> set-user-ID root program it ran : EPERM
+ *   root                   -> set-user-ID root program       : 0
+ *   root, no CAP_SYS_NICE  -> uid 1000                       : EPERM
+ *   root                   -> uid 1000                       : 0
+ *   root, no CAP_SYS_NICE  -> itself, MPOL_MF_MOVE_ALL       : EPERM
  */
 #define _GNU_SOURCE
 #include <sys/prctl.h>
@@ -59,6 +73,42 @@ static int become(uid_t uid)
 	return setresgid(uid, uid, uid) || setresuid(uid, uid, uid) ? -1 : 0;
 }
 
+/* Become @uid keeping CAP_SYS_NICE, and only it, permitted and effective. */
+static int become_with_nice(uid_t uid)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { };
+
+	if (prctl(PR_SET_KEEPCAPS, 1) || become(uid))
+		return -1;
+	d[CAP_SYS_NICE / 32].permitted = 1U << (CAP_SYS_NICE % 32);
+	d[CAP_SYS_NICE / 32].effective = 1U << (CAP_SYS_NICE % 32);
+	return syscall(SYS_capset, &h, d);
+}
+
+/* How the caller of reweight_as() runs. */
+enum caller {
+	ROOT,			/* uid 0, every capability */
+	ROOT_NO_NICE,		/* uid 0 without CAP_SYS_NICE */
+	USER,			/* OTHER_UID, no capability */
+	USER_NICE,		/* OTHER_UID with CAP_SYS_NICE only */
+};
+
+static int become_caller(enum caller who)
+{
+	switch (who) {
+	case ROOT:
+		return 0;
+	case ROOT_NO_NICE:
+		return drop_cap(CAP_SYS_NICE);
+	case USER:
+		return become(OTHER_UID);
+	case USER_NICE:
+		return become_with_nice(OTHER_UID);
+	}
+	return -1;
+}
+
 /*
  * A target process: becomes @uid (0 = stays root), sets its dumpable flag,
  * reports ready on @ready and waits for @go to close.
@@ -99,10 +149,10 @@ static void stop_target(pid_t pid, int go_w)
 }
 
 /*
- * Run a reweight of @pidfd in a child that first becomes @uid (0 = root)
- * and drops CAP_SYS_NICE if @no_nice.  Returns the errno it saw, or 0.
+ * Run a reweight of @pidfd in a child that first becomes @who; @pidfd < 0
+ * means the child's own pidfd.  Returns the errno it saw, or 0.
  */
-static int reweight_as(int pidfd, uid_t uid, int no_nice, unsigned int flags)
+static int reweight_as(int pidfd, enum caller who, unsigned int flags)
 {
 	unsigned char w[BWAP_MAXNODE];
 	int status;
@@ -112,10 +162,10 @@ static int reweight_as(int pidfd, uid_t uid, int no_nice, unsigned int flags)
 	all_ones(w);
 	pid = fork();
 	if (pid == 0) {
-		if (uid && become(uid))
+		if (become_caller(who))
 			_exit(100);
-		if (no_nice && drop_cap(CAP_SYS_NICE))
-			_exit(101);
+		if (pidfd < 0)
+			pidfd = bwap_pidfd_open(getpid());
 		_exit(reweight_errno_w(pidfd, w, flags));
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
@@ -260,17 +310,25 @@ TEST(node_outside_target_cpuset_einval)
 	EXPECT_EQ(0, rmdir(cg));
 }
 
-/* A caller without ptrace access to the target: uid 1000 -> root. */
+/* Any process may reweight itself, without a capability. */
+TEST(self_needs_no_capability)
+{
+	EXPECT_EQ(0, reweight_as(-1, USER, 0));
+	EXPECT_EQ(0, reweight_as(-1, USER, MPOL_MF_REBALANCE));
+}
+
+/* No ptrace-attach access to a root target, CAP_SYS_NICE or not. */
 TEST(no_ptrace_access_eperm)
 {
 	int pidfd = bwap_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(EPERM, reweight_as(pidfd, OTHER_UID, 0, 0));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, USER, 0));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, USER_NICE, 0));
 	close(pidfd);
 }
 
-/* Same uid, but the target is not dumpable: no ptrace access. */
+/* Same uid, but the target is not dumpable: no ptrace-attach access. */
 TEST(non_dumpable_target_eperm)
 {
 	int go, pidfd;
@@ -280,7 +338,7 @@ TEST(non_dumpable_target_eperm)
 	ASSERT_LT(0, pid);
 	pidfd = bwap_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(EPERM, reweight_as(pidfd, OTHER_UID, 0, 0));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, USER_NICE, 0));
 	stop_target(pid, go);
 	close(pidfd);
 
@@ -289,13 +347,16 @@ TEST(non_dumpable_target_eperm)
 	ASSERT_LT(0, pid);
 	pidfd = bwap_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(0, reweight_as(pidfd, OTHER_UID, 0, 0));
+	EXPECT_EQ(0, reweight_as(pidfd, USER_NICE, 0));
 	stop_target(pid, go);
 	close(pidfd);
 }
 
-/* Root may ptrace a uid-1000 target, but other credentials need CAP_SYS_NICE. */
-TEST(other_credentials_need_cap_sys_nice)
+/*
+ * Any process but the caller's own needs CAP_SYS_NICE, as for
+ * process_madvise(): even one of the same user the caller may ptrace.
+ */
+TEST(other_process_needs_cap_sys_nice)
 {
 	int go, pidfd;
 	pid_t pid;
@@ -304,10 +365,104 @@ TEST(other_credentials_need_cap_sys_nice)
 	ASSERT_LT(0, pid);
 	pidfd = bwap_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(EPERM, reweight_as(pidfd, 0, 1, 0));
-	EXPECT_EQ(0, reweight_as(pidfd, 0, 0, 0));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, USER, 0));
+	EXPECT_EQ(0, reweight_as(pidfd, USER_NICE, 0));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, ROOT_NO_NICE, 0));
+	EXPECT_EQ(0, reweight_as(pidfd, ROOT, 0));
 	stop_target(pid, go);
 	close(pidfd);
+}
+
+/*
+ * A set-user-ID root program run by uid 1000: its euid and saved uid are
+ * 0 and it is not dumpable, so the user who started it cannot reweight
+ * it, even with CAP_SYS_NICE; root can.
+ */
+#define SUID_COPY "/tmp/bwap-suid-target"
+#define SUID_ENV "BWAP_SUID_TARGET"
+
+/*
+ * The set-user-ID copy of this program lands here before the harness:
+ * it reports whether it runs as root on fd 3 and waits for fd 4 to close.
+ */
+__attribute__((constructor)) static void suid_target_main(void)
+{
+	char c;
+
+	if (!getenv(SUID_ENV))
+		return;
+	c = geteuid() == 0 ? 'S' : 'N';
+	if (write(3, &c, 1) != 1)
+		_exit(1);
+	read(4, &c, 1);
+	_exit(0);
+}
+
+TEST(setuid_target_eperm)
+{
+	int ready[2], go[2], in, out, exe, pidfd, status;
+	char buf[65536], c = 0;
+	ssize_t n;
+	pid_t pid;
+
+	/* A root-owned set-user-ID copy of this very program. */
+	in = open("/proc/self/exe", O_RDONLY);
+	ASSERT_LE(0, in);
+	unlink(SUID_COPY);
+	out = open(SUID_COPY, O_WRONLY | O_CREAT | O_EXCL, 0755);
+	ASSERT_LE(0, out);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ASSERT_EQ(n, write(out, buf, n));
+	close(in);
+	ASSERT_EQ(0, fchmod(out, 04755));
+	close(out);
+	/* uid 1000 cannot look up paths in the guest's /: exec by fd. */
+	exe = open(SUID_COPY, O_RDONLY);
+	ASSERT_LE(0, exe);
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char *argv[] = { SUID_COPY, NULL };
+		char *envp[] = { SUID_ENV "=1", NULL };
+
+		/* Out of the way first: the pipes may sit on fds 3 and 4. */
+		int r = fcntl(ready[1], F_DUPFD, 10), g = fcntl(go[0], F_DUPFD, 10);
+		int e = fcntl(exe, F_DUPFD, 10);
+
+		if (r < 0 || g < 0 || e < 0 || dup2(r, 3) != 3 || dup2(g, 4) != 4)
+			_exit(10);
+		close(go[1]);
+		if (become(OTHER_UID))
+			_exit(11);
+		syscall(SYS_execveat, e, "", argv, envp, AT_EMPTY_PATH);
+		_exit(12);
+	}
+	close(go[0]);
+	close(ready[1]);
+	close(exe);
+	if (read(ready[0], &c, 1) != 1) {
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		TH_LOG("the set-user-ID copy exited with status %#x", status);
+		ASSERT_TRUE(0);
+	}
+	if (c != 'S') {
+		close(go[1]);
+		waitpid(pid, NULL, 0);
+		unlink(SUID_COPY);
+		SKIP(return, "set-user-ID did not take effect on " SUID_COPY);
+	}
+	pidfd = bwap_pidfd_open(pid);
+	ASSERT_LE(0, pidfd);
+	EXPECT_EQ(EPERM, reweight_as(pidfd, USER_NICE, 0));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, USER, 0));
+	EXPECT_EQ(0, reweight_as(pidfd, ROOT, 0));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	close(pidfd);
+	unlink(SUID_COPY);
 }
 
 /* MPOL_MF_MOVE_ALL needs CAP_SYS_NICE even on oneself. */
@@ -316,12 +471,49 @@ TEST(move_all_needs_cap_sys_nice)
 	int pidfd = bwap_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(EPERM, reweight_as(pidfd, 0, 1,
+	/* The caller's own pidfd (-1): no other rule gets in the way. */
+	EXPECT_EQ(EPERM, reweight_as(-1, ROOT_NO_NICE,
 				     MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	EXPECT_EQ(0, reweight_as(pidfd, 0, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, reweight_as(pidfd, 0, 0,
-				 MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	EXPECT_EQ(0, reweight_as(-1, ROOT_NO_NICE, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, reweight_as(-1, ROOT, MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	/* Another process without CAP_SYS_NICE: refused before any flag. */
+	EXPECT_EQ(EPERM, reweight_as(pidfd, ROOT_NO_NICE, MPOL_MF_REBALANCE));
 	close(pidfd);
+}
+
+/*
+ * A weighted-interleave policy with MPOL_F_RELATIVE_NODES cannot own
+ * weights (set_mempolicy2() refuses them), so a reweight that would reach
+ * one is refused and changes nothing.
+ */
+TEST(relative_nodes_policy_einval)
+{
+	int nodes[BWAP_MAX_NODES], n, i, pidfd;
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { };
+	unsigned char w[BWAP_MAXNODE] = { };
+	struct bwap_policy before, after;
+
+	n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	if (n < 2)
+		SKIP(return, "Not enough NUMA nodes available");
+	for (i = 0; i < n; i++)
+		bwap_nodemask_set(mask, i);
+	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE |
+					MPOL_F_RELATIVE_NODES, mask,
+					BWAP_MAXNODE));
+	ASSERT_EQ(0, bwap_read_policy(&before, NULL));
+	pidfd = bwap_pidfd_open(getpid());
+	ASSERT_LE(0, pidfd);
+	w[nodes[0]] = 5;
+	w[nodes[1]] = 1;
+	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, bwap_read_policy(&after, NULL));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, after.args.mode);
+	EXPECT_EQ(MPOL_F_RELATIVE_NODES, after.args.mode_flags);
+	EXPECT_EQ(0, memcmp(before.w, after.w, sizeof(before.w)));
+	close(pidfd);
+	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
 TEST_HARNESS_MAIN

@@ -345,6 +345,60 @@ out:
 	return missing;
 }
 
+/*
+ * The node of each page of [p, p + npages pages) into @status, by
+ * move_pages(2) query (negative errno for a page not resident).
+ * Returns 0, or -1 if move_pages itself failed.
+ */
+static inline int bwap_page_nodes(char *p, size_t npages, int *status)
+{
+	size_t psz = getpagesize(), i;
+	void **pages = calloc(npages, sizeof(*pages));
+	int ret;
+
+	if (!pages)
+		return -1;
+	for (i = 0; i < npages; i++)
+		pages[i] = p + i * psz;
+	ret = bwap_move_pages(0, npages, pages, NULL, status, 0) ? -1 : 0;
+	free(pages);
+	return ret;
+}
+
+/*
+ * Window balance of a placement: the range is cut into whole windows of
+ * @window pages from its start, and in each window every node of
+ * @nodes[0..nn-1] should hold window * w / W pages (W the sum of @w).
+ * Returns the worst deviation, in pages, of any node in any window; a
+ * fresh weighted-interleave fault scores 0 when W divides @window.
+ */
+static inline double bwap_window_balance(const int *status, long npages,
+					 const int *nodes, const unsigned char *w,
+					 int nn, long window)
+{
+	double worst = 0, dev;
+	long start, i, wsum = 0, count;
+	int k;
+
+	for (k = 0; k < nn; k++)
+		wsum += w[k];
+	if (!wsum)
+		return 0;
+	for (start = 0; start + window <= npages; start += window) {
+		for (k = 0; k < nn; k++) {
+			count = 0;
+			for (i = start; i < start + window; i++)
+				count += status[i] == nodes[k];
+			dev = count - (double)window * w[k] / wsum;
+			if (dev < 0)
+				dev = -dev;
+			if (dev > worst)
+				worst = dev;
+		}
+	}
+	return worst;
+}
+
 #define BWAP_BULK_ALLOC "/sys/kernel/debug/bwap/bulk_alloc"
 
 /*
