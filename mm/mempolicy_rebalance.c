@@ -10,11 +10,12 @@
  * only off a node above its share and onto a node below it, so none moves
  * twice and none moves back.
  *
- * Each VMA is walked twice under mmap_write_lock(): the first walk counts
- * resident pages per node, the second isolates just enough folios from
- * each node above its share, queued per destination.  The caller drops
- * mmap_lock before mpol_rebalance_finish() migrates them, as do_mbind()
- * does.
+ * Each range under one policy is walked twice under mmap_write_lock():
+ * the first walk counts resident pages per node, the second isolates just
+ * enough folios from each node above its share, spread evenly over the
+ * range so that it keeps the interleave layout (mpol_rebalance_pick()),
+ * queued per destination.  The caller drops mmap_lock before
+ * mpol_rebalance_finish() migrates them, as do_mbind() does.
  */
 #include <linux/math64.h>
 #include <linux/mempolicy.h>
@@ -93,6 +94,79 @@ void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 	}
 }
 
+static void mpol_rebalance_free(struct mpol_rebalance *rb)
+{
+	kfree(rb->cur);
+	kfree(rb->target);
+	kfree(rb->share);
+	kfree(rb->seen);
+	kfree(rb->to_node);
+}
+
+/**
+ * mpol_rebalance_pick - where a folio met by the second walk goes, if anywhere
+ * @rb: state of the second walk over a range
+ * @src: the folio's node; rb->seen[@src] already counts its pages
+ * @pages: pages in the folio
+ *
+ * Taking surplus pages in address order would cluster the moved pages and
+ * leave long runs of one node.  Instead a node above its share gives up
+ * its surplus spread evenly over the range: once it has passed s of its c
+ * resident pages it has given floor(s * surplus / c), one page in every
+ * c / surplus of its own.  A page that cannot move (mapped elsewhere,
+ * pinned) leaves a gap that the next one fills.  Destinations are handed
+ * out in weighted round robin, each in proportion to its room, so that
+ * each receives pages spread over the range as well.  Every window of
+ * the range thus stays close to the weighted mix, as after a fresh fault.
+ *
+ * Return: the destination node, or NUMA_NO_NODE if the folio stays.
+ */
+int mpol_rebalance_pick(const struct mpol_rebalance *rb, int src, long pages)
+{
+	long surplus = rb->share[src], given, room, got;
+	long best_got = 0, best_room = 1;
+	int dst, best = NUMA_NO_NODE;
+
+	if (surplus <= 0 || rb->target[src] < pages)
+		return NUMA_NO_NODE;
+	given = surplus - rb->target[src];
+	/* Not before its turn: given + pages <= seen * surplus / cur. */
+	if ((u64)(given + pages) * rb->cur[src] >
+	    (u64)rb->seen[src] * surplus)
+		return NUMA_NO_NODE;
+	for (dst = 0; dst < nr_node_ids; dst++) {
+		room = -rb->share[dst];
+		if (room <= 0 || -rb->target[dst] < pages)
+			continue;
+		got = room + rb->target[dst];
+		/* The least served: smallest (got + pages) / room. */
+		if (best == NUMA_NO_NODE ||
+		    (u64)(got + pages) * best_room <
+		    (u64)(best_got + pages) * room) {
+			best = dst;
+			best_got = got;
+			best_room = room;
+		}
+	}
+	return best;
+}
+
+/**
+ * mpol_rebalance_take - account a folio queued to move
+ * @rb: state of the second walk over a range
+ * @src: the node it leaves
+ * @dst: the node it goes to, from mpol_rebalance_pick()
+ * @pages: pages in the folio
+ */
+void mpol_rebalance_take(struct mpol_rebalance *rb, int src, int dst,
+			 long pages)
+{
+	rb->target[src] -= pages;
+	rb->target[dst] += pages;
+	rb->queued += pages;
+	rb->to_queue -= min_t(unsigned long, pages, rb->to_queue);
+}
+
 /**
  * mpol_rebalance_init - set up a rebalance call
  * @rb: state to set up
@@ -111,11 +185,12 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 	rb->flags = flags;
 	rb->cur = kcalloc(nr_node_ids, sizeof(*rb->cur), GFP_KERNEL);
 	rb->target = kcalloc(nr_node_ids, sizeof(*rb->target), GFP_KERNEL);
+	rb->share = kcalloc(nr_node_ids, sizeof(*rb->share), GFP_KERNEL);
+	rb->seen = kcalloc(nr_node_ids, sizeof(*rb->seen), GFP_KERNEL);
 	rb->to_node = kcalloc(nr_node_ids, sizeof(*rb->to_node), GFP_KERNEL);
-	if (!rb->cur || !rb->target || !rb->to_node) {
-		kfree(rb->cur);
-		kfree(rb->target);
-		kfree(rb->to_node);
+	if (!rb->cur || !rb->target || !rb->share || !rb->seen ||
+	    !rb->to_node) {
+		mpol_rebalance_free(rb);
 		return -ENOMEM;
 	}
 	for (nid = 0; nid < nr_node_ids; nid++)
@@ -158,10 +233,10 @@ static bool rebalance_isolate(struct mpol_rebalance *rb, struct folio *folio,
 
 /*
  * Count @folio, of which @nr pages are mapped in the range, in the first
- * walk; in the second, queue it if its node still has pages to give and
- * some node still has room for all of it.  A large folio only partly
- * mapped in the range would move pages outside it, so it stays, and its
- * pages are left to be reported as not moved.
+ * walk; in the second, queue it if mpol_rebalance_pick() sends it
+ * somewhere.  A large folio only partly mapped in the range would move
+ * pages outside it, so it stays, and its pages are left to be reported as
+ * not moved.
  */
 static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 			    unsigned long nr)
@@ -175,20 +250,13 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 		rb->scanned += nr;
 		return;
 	}
+	rb->seen[src] += nr;
 	if (nr != folio_nr_pages(folio))
 		return;
-	/* rb->target now holds surplus (> 0) or room (< 0) per node. */
-	if (rb->target[src] < pages)
+	dst = mpol_rebalance_pick(rb, src, pages);
+	if (dst == NUMA_NO_NODE || !rebalance_isolate(rb, folio, dst))
 		return;
-	for (dst = 0; dst < nr_node_ids; dst++)
-		if (-rb->target[dst] >= pages)
-			break;
-	if (dst == nr_node_ids || !rebalance_isolate(rb, folio, dst))
-		return;
-	rb->target[src] -= pages;
-	rb->target[dst] += pages;
-	rb->queued += pages;
-	rb->to_queue -= min_t(unsigned long, pages, rb->to_queue);
+	mpol_rebalance_take(rb, src, dst, pages);
 }
 
 /* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
@@ -277,8 +345,9 @@ static const struct mm_walk_ops rebalance_walk_ops = {
  *
  * Counts the resident pages of [@start, @end) per node, works out each
  * node's share with mpol_rebalance_targets(), and isolates just enough
- * folios from nodes above their share, each queued for a node below its
- * share.  A large folio moves whole, so it is queued only where it fits.
+ * folios from nodes above their share, spread over the range, each queued
+ * for a node below its share.  A large folio moves whole, so it is queued
+ * only where it fits.  [@start, @end) must be under one policy.
  *
  * Context: mmap_write_lock() held, so the VMA stays and no fault adds
  * pages between the two walks.  Reclaim, truncation or collapse can still
@@ -305,6 +374,8 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 	mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->target);
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		rb->target[nid] = rb->cur[nid] - rb->target[nid];
+		rb->share[nid] = rb->target[nid];
+		rb->seen[nid] = 0;
 		if (rb->target[nid] > 0)
 			needed += rb->target[nid];
 	}
@@ -353,9 +424,7 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	count_vm_events(NUMA_REBALANCE_MOVED, rb->moved);
 	count_vm_events(NUMA_REBALANCE_FAILED, failed);
 
-	kfree(rb->cur);
-	kfree(rb->target);
-	kfree(rb->to_node);
+	mpol_rebalance_free(rb);
 	return failed;
 }
 

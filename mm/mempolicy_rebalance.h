@@ -23,14 +23,17 @@ struct vm_area_struct;
  * @moved: pages migrated
  * @to_queue: pages of the VMA being handled still to queue; the second
  *	walk stops early once it reaches 0
- * @cur: per-node resident pages of the VMA being handled (nr_node_ids)
- * @target: per-node target of that VMA, then what is left to send or
+ * @cur: per-node resident pages of the range being handled (nr_node_ids)
+ * @target: per-node target of that range, then what is left to send or
  *	take (nr_node_ids)
+ * @share: per-node pages to send (> 0) or take (< 0) in the range, fixed
+ *	for the second walk (nr_node_ids)
+ * @seen: per-node pages the second walk has passed (nr_node_ids)
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
- * @counting: true in the first walk over a VMA, false in the second
+ * @counting: true in the first walk over a range, false in the second
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
- * mpol_rebalance_migrate() once the caller has dropped mmap_lock.
+ * mpol_rebalance_finish() once the caller has dropped mmap_lock.
  */
 struct mpol_rebalance {
 	unsigned long flags;
@@ -41,6 +44,8 @@ struct mpol_rebalance {
 	unsigned long to_queue;
 	unsigned long *cur;
 	long *target;
+	long *share;
+	unsigned long *seen;
 	struct list_head *to_node;
 	bool counting;
 };
@@ -48,6 +53,10 @@ struct mpol_rebalance {
 void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 			    const u8 *weight, const nodemask_t *nodes,
 			    long *target);
+
+int mpol_rebalance_pick(const struct mpol_rebalance *rb, int src, long pages);
+void mpol_rebalance_take(struct mpol_rebalance *rb, int src, int dst,
+			 long pages);
 
 int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags);
 bool mpol_rebalance_vma_ok(struct vm_area_struct *vma);

@@ -162,7 +162,8 @@ static u8 mpol_remap_scratch[MAX_NUMNODES];
 
 /**
  * mpol_weights_remap - move own weights along with a remapped nodemask
- * @pol: policy being rebound, whose nodemask is still the old one
+ * @w: the policy's own table, from mpol_weights_deref(), or NULL
+ * @nodes: the policy's nodemask, still the old one
  * @old: the cpuset's allowed nodes the nodemask was relative to
  * @new: the cpuset's new allowed nodes
  *
@@ -171,52 +172,59 @@ static u8 mpol_remap_scratch[MAX_NUMNODES];
  * one.  Each node's weight moves with it; weights of nodes folded onto one
  * add up, capped at 255.
  *
- * Context: called from the rebind path with the policy's rebinds
+ * Context: called from the rebind path with the policy's writers
  * serialised (task_lock() for a task policy, mmap_write_lock() for VMA
- * policies), possibly with IRQs off and mems_allowed_seq held, so it must
- * not allocate: the table is rewritten in place (see struct mpol_weights).
+ * policies; a copy not yet visible needs nothing), possibly with IRQs off
+ * and mems_allowed_seq held, so it must not allocate: the table is
+ * rewritten in place (see struct mpol_weights).
  */
-void mpol_weights_remap(struct mempolicy *pol, const nodemask_t *old,
-			const nodemask_t *new)
+void mpol_weights_remap(struct mpol_weights *w, const nodemask_t *nodes,
+			const nodemask_t *old, const nodemask_t *new)
 {
-	struct mpol_weights *cur;
 	unsigned long flags;
 	int nid;
 
-	/* Rebinds of @pol are serialised by the caller, see above. */
-	cur = rcu_dereference_protected(pol->il_weights, 1);
-	if (!cur || nodes_equal(*old, *new))
+	if (!w || nodes_equal(*old, *new))
 		return;
 	raw_spin_lock_irqsave(&mpol_remap_lock, flags);
 	memset(mpol_remap_scratch, 0, nr_node_ids);
-	for_each_node_mask(nid, pol->nodes) {
+	for_each_node_mask(nid, *nodes) {
 		int to = node_remap(nid, *old, *new);
 
 		if (to < nr_node_ids)
 			mpol_remap_scratch[to] = min(255, mpol_remap_scratch[to] +
-						     cur->weight[nid]);
+						     w->weight[nid]);
 	}
 	for (nid = 0; nid < nr_node_ids; nid++)
-		WRITE_ONCE(cur->weight[nid], mpol_remap_scratch[nid]);
+		WRITE_ONCE(w->weight[nid], mpol_remap_scratch[nid]);
 	raw_spin_unlock_irqrestore(&mpol_remap_lock, flags);
 }
 
 /**
- * mpol_weights_equal - do two policies have the same weights?
+ * mpol_weights_equal - do two policies with equal nodemasks weigh alike?
  * @a: policy
- * @b: policy
+ * @b: policy with the same nodemask as @a
  *
- * Return: true if both use the global table, or both own equal tables.
+ * Only the nodes in the nodemask count: bytes for other nodes are never
+ * read by allocation, so they must not keep equal policies from merging.
+ *
+ * Return: true if both use the global table, or both own tables that
+ * agree on every node of @a's nodemask.
  */
 bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b)
 {
 	const u8 *wa, *wb;
 	bool eq;
+	int nid;
 
 	rcu_read_lock();
 	wa = mpol_own_weights(a);
 	wb = mpol_own_weights(b);
-	eq = (!wa && !wb) || (wa && wb && !memcmp(wa, wb, nr_node_ids));
+	eq = !wa == !wb;
+	if (wa && wb)
+		for_each_node_mask(nid, a->nodes)
+			if (nid < nr_node_ids && wa[nid] != wb[nid])
+				eq = false;
 	rcu_read_unlock();
 	return eq;
 }
@@ -249,11 +257,16 @@ int mpol_args_from_user(struct mpol_args *kargs,
  * @nodes: the nodemask the caller asked for
  * @out: the new table, or NULL when the policy uses the global weights
  *
- * The user array has pol_maxnodes bytes; bytes for nodes this kernel cannot
- * have are not read, and bytes for nodes outside @nodes are kept but unused.
+ * The user array has pol_maxnodes bytes, one per node id, as many as
+ * set_mempolicy()'s maxnode counts (the nodemask holds one bit fewer).
+ * Bytes for node ids this kernel cannot have must be zero, as
+ * process_mpol_reweight() requires; bytes for nodes outside @nodes are kept
+ * but unused.  mpol_set_nodemask() checks the weights again against the
+ * effective nodemask, once the cpuset and N_MEMORY have cut it down.
  *
- * Return: 0, -EINVAL for weights with a mode other than weighted
- * interleave or with no non-zero weight in @nodes, -EFAULT, or -ENOMEM.
+ * Return: 0; -EINVAL for weights with a mode other than weighted
+ * interleave, pol_maxnodes above PAGE_SIZE * 8 + 1, a non-zero byte for an
+ * impossible node, or no non-zero weight in @nodes; -EFAULT; -ENOMEM.
  */
 int mpol_weights_from_user(const struct mpol_args *kargs,
 			   const nodemask_t *nodes, struct mpol_weights **out)
@@ -261,26 +274,36 @@ int mpol_weights_from_user(const struct mpol_args *kargs,
 	const u8 __user *uw = u64_to_user_ptr(kargs->il_weights);
 	struct mpol_weights *w;
 	unsigned long n;
+	int ret;
 
 	*out = NULL;
 	if (!kargs->il_weights)
 		return 0;
-	if (kargs->mode != MPOL_WEIGHTED_INTERLEAVE)
+	if (kargs->mode != MPOL_WEIGHTED_INTERLEAVE ||
+	    kargs->pol_maxnodes > PAGE_SIZE * BITS_PER_BYTE + 1)
 		return -EINVAL;
 	w = mpol_weights_alloc(GFP_KERNEL);
 	if (!w)
 		return -ENOMEM;
 	n = min_t(unsigned long, kargs->pol_maxnodes, nr_node_ids);
-	if (copy_from_user(w->weight, uw, n)) {
-		kfree(w);
-		return -EFAULT;
+	ret = -EFAULT;
+	if (copy_from_user(w->weight, uw, n))
+		goto err;
+	if (kargs->pol_maxnodes > n) {
+		ret = check_zeroed_user(uw + n, kargs->pol_maxnodes - n);
+		if (ret <= 0) {
+			ret = ret ? ret : -EINVAL;
+			goto err;
+		}
 	}
-	if (mpol_weights_check(w->weight, nodes)) {
-		kfree(w);
-		return -EINVAL;
-	}
+	ret = mpol_weights_check(w->weight, nodes);
+	if (ret)
+		goto err;
 	*out = w;
 	return 0;
+err:
+	kfree(w);
+	return ret;
 }
 
 /**
@@ -376,27 +399,13 @@ bool mpol_weights_same(struct mempolicy *pol, const u8 *weight)
 }
 
 /**
- * mpol_weights_publish - give a live policy a new own table
- * @pol: the policy, possibly in use by allocations right now
- * @weight: the new weights, nr_node_ids entries
- * @spare: a table from mpol_weights_alloc(); consumed (set to NULL)
- *
- * Readers see the old table or the new one, never a mix; the old one is
- * freed after a grace period.  Does not sleep.
- *
- * Context: the caller holds what serialises changes to @pol (see struct
- * mpol_weights), so no other writer replaces or remaps the table.
+ * mpol_weights_fill - set the weights of a table no reader sees yet
+ * @w: the table, from mpol_weights_alloc()
+ * @weight: nr_node_ids weights
  */
-void mpol_weights_publish(struct mempolicy *pol, const u8 *weight,
-			  struct mpol_weights **spare)
+void mpol_weights_fill(struct mpol_weights *w, const u8 *weight)
 {
-	struct mpol_weights *old;
-
-	memcpy((*spare)->weight, weight, nr_node_ids);
-	/* Writers to @pol are serialised by the caller, see above. */
-	old = rcu_replace_pointer(pol->il_weights, *spare, true);
-	*spare = NULL;
-	mpol_weights_free(old);
+	memcpy(w->weight, weight, nr_node_ids);
 }
 
 /**

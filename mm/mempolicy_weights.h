@@ -116,8 +116,16 @@ static inline int mpol_weights_spare_alloc_any(struct mpol_weights **spare)
 
 void mpol_weights_copy_into(struct mempolicy *new, struct mempolicy *old,
 			    struct mpol_weights **spare);
-void mpol_weights_remap(struct mempolicy *pol, const nodemask_t *old,
-			const nodemask_t *new);
+void mpol_weights_remap(struct mpol_weights *w, const nodemask_t *nodes,
+			const nodemask_t *old, const nodemask_t *new);
+
+/*
+ * The own table of @pol (not NULL), or NULL, for a writer of @pol: @held
+ * is a lockdep expression for what serialises writers of @pol (see
+ * struct mpol_weights).
+ */
+#define mpol_weights_deref(pol, held)					\
+	rcu_dereference_protected((pol)->il_weights, (held))
 
 int mpol_args_from_user(struct mpol_args *kargs,
 			const struct mpol_args __user *uargs, size_t usize);
@@ -127,8 +135,22 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight);
 int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
 			    struct mpol_weights **out);
 bool mpol_weights_same(struct mempolicy *pol, const u8 *weight);
-void mpol_weights_publish(struct mempolicy *pol, const u8 *weight,
-			  struct mpol_weights **spare);
+void mpol_weights_fill(struct mpol_weights *w, const u8 *weight);
+
+/**
+ * mpol_weights_publish - give a live policy a new own table
+ * @pol: the policy, possibly in use by allocations right now
+ * @table: the new table, filled with mpol_weights_fill(); @pol owns it
+ * @held: lockdep expression: the caller holds what serialises changes to
+ *	@pol (see struct mpol_weights), so no other writer replaces or
+ *	remaps the table
+ *
+ * Readers see the old table or the new one, never a mix; the old one is
+ * freed after a grace period.  Does not sleep.  A macro so that @held is
+ * only evaluated by lockdep.
+ */
+#define mpol_weights_publish(pol, table, held)				\
+	mpol_weights_free(rcu_replace_pointer((pol)->il_weights, (table), (held)))
 
 /* Hand @w to a policy that is not yet visible to anyone else. */
 static inline void mpol_weights_attach(struct mempolicy *pol,
@@ -146,7 +168,9 @@ static inline void mpol_weights_init(struct mempolicy *pol)
 /* Called when the last reference to @pol is dropped. */
 static inline void mpol_weights_release(struct mempolicy *pol)
 {
-	mpol_weights_free(rcu_dereference_protected(pol->il_weights, 1));
+	/* The last reference is gone: nobody else can reach the table. */
+	mpol_weights_free(rcu_dereference_protected(pol->il_weights,
+						    !atomic_read(&pol->refcnt)));
 }
 #else
 static inline void mpol_weights_attach(struct mempolicy *pol,
@@ -171,9 +195,13 @@ static inline void mpol_weights_copy_into(struct mempolicy *new,
 					  struct mempolicy *old,
 					  struct mpol_weights **spare) {}
 
-static inline void mpol_weights_remap(struct mempolicy *pol,
+static inline void mpol_weights_remap(struct mpol_weights *w,
+				      const nodemask_t *nodes,
 				      const nodemask_t *old,
 				      const nodemask_t *new) {}
+
+#define mpol_weights_deref(pol, held)					\
+	((void)(pol), (void)sizeof(held), (struct mpol_weights *)NULL)
 
 static inline bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b)
 {

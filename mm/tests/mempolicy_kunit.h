@@ -55,10 +55,17 @@ static void mpol_test_check_pages(struct kunit *test, struct page **pages,
 				  unsigned long n, const nodemask_t *nodes,
 				  const u8 *weight, unsigned long rounds)
 {
-	unsigned long counts[MAX_NUMNODES] = { };
+	/* On the heap: 8 KiB with MAXSMP, too much for one stack frame. */
+	unsigned long *counts = kunit_kcalloc(test, MAX_NUMNODES,
+					      sizeof(*counts), GFP_KERNEL);
 	unsigned long i;
 	int nid;
 
+	if (!counts) {
+		for (i = 0; i < n; i++)
+			__free_page(pages[i]);
+		kunit_skip(test, "cannot allocate the counts");
+	}
 	for (i = 0; i < n; i++) {
 		counts[page_to_nid(pages[i])]++;
 		__free_page(pages[i]);

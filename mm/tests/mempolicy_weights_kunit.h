@@ -28,6 +28,20 @@ static void mpol_test_count(const nodemask_t *nodes,
 	}
 }
 
+/*
+ * A count per node id on the heap: MAX_NUMNODES entries are 8 KiB with
+ * MAXSMP, too much for one stack frame.
+ */
+static unsigned long *mpol_test_counts(struct kunit *test)
+{
+	unsigned long *counts = kunit_kcalloc(test, MAX_NUMNODES,
+					      sizeof(*counts), GFP_KERNEL);
+
+	if (!counts)
+		kunit_skip(test, "cannot allocate the counts");
+	return counts;
+}
+
 static void mpol_test_nodes(nodemask_t *nodes, int n)
 {
 	int i;
@@ -42,7 +56,7 @@ static void mpol_test_nid_for_index_exact_share(struct kunit *test)
 {
 	static const u8 own[MAX_NUMNODES] = { 5, 3, 1, 1 };
 	struct mpol_wi_table t = { .own = own };
-	unsigned long counts[MAX_NUMNODES];
+	unsigned long *counts = mpol_test_counts(test);
 	nodemask_t nodes;
 
 	mpol_test_nodes(&nodes, 4);
@@ -76,7 +90,7 @@ static void mpol_test_nid_for_index_zero_weight(struct kunit *test)
 {
 	static const u8 own[MAX_NUMNODES] = { 3, 0, 1 };
 	struct mpol_wi_table t = { .own = own };
-	unsigned long counts[MAX_NUMNODES];
+	unsigned long *counts = mpol_test_counts(test);
 	nodemask_t nodes;
 
 	mpol_test_nodes(&nodes, 3);
@@ -92,7 +106,7 @@ static void mpol_test_nid_for_index_all_zero(struct kunit *test)
 {
 	static const u8 own[MAX_NUMNODES] = { 0, 0, 0 };
 	struct mpol_wi_table t = { .own = own };
-	unsigned long counts[MAX_NUMNODES];
+	unsigned long *counts = mpol_test_counts(test);
 	nodemask_t nodes;
 
 	mpol_test_nodes(&nodes, 3);
@@ -107,7 +121,7 @@ static void mpol_test_nid_for_index_global(struct kunit *test)
 {
 	static const u8 global[MAX_NUMNODES] = { 2, 0 };
 	struct mpol_wi_table none = { }, t = { .global = global };
-	unsigned long counts[MAX_NUMNODES];
+	unsigned long *counts = mpol_test_counts(test);
 	nodemask_t nodes;
 
 	mpol_test_nodes(&nodes, 2);
@@ -138,7 +152,7 @@ static void mpol_test_nid_for_index_sparse_mask(struct kunit *test)
 {
 	static const u8 own[MAX_NUMNODES] = { 9, 2, 9, 1 };
 	struct mpol_wi_table t = { .own = own };
-	unsigned long counts[MAX_NUMNODES];
+	unsigned long *counts = mpol_test_counts(test);
 	nodemask_t nodes = NODE_MASK_NONE;
 
 	node_set(1, nodes);
