@@ -70,17 +70,6 @@ static void place_json(const struct bwap_place_stats *st, long pid)
 	json_object_put(o);
 }
 
-static long vmstat_moved(void)
-{
-	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
-	long v = -1;
-
-	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
-		v = atol(p + 22);
-	free(text);
-	return v;
-}
-
 /* The kernel's path for the same job: process_mpol_reweight, timed. */
 static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
 {
@@ -92,11 +81,11 @@ static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
 		cli_error("place", "pidfd_open(%d): %s", (int)pid, strerror(errno));
 		return 1;
 	}
-	before = vmstat_moved();
+	before = bwap_vmstat_moved();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	left = bwap_process_mpol_reweight(pidfd, w, BWAP_MPOL_MF_REBALANCE);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	after = vmstat_moved();
+	after = bwap_vmstat_moved();
 	close(pidfd);
 	if (left < 0) {
 		cli_error("place", "process_mpol_reweight: %s%s", strerror(errno),

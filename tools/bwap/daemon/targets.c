@@ -40,17 +40,6 @@ char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
 	return buf;
 }
 
-static long vmstat_moved(void)
-{
-	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
-	long v = -1;
-
-	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
-		v = atol(p + 22);
-	free(text);
-	return v;
-}
-
 /* ---- targets ---------------------------------------------------------- */
 
 /* A reply to a client; one that went away is no error (SIGPIPE is ignored). */
@@ -196,9 +185,9 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 		expect = bwap_pagedist_targets(&d, wb, target);
 		bwap_pagedist_free(&d);
 	}
-	before = vmstat_moved();
+	before = bwap_vmstat_moved();
 	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAP_MPOL_MF_REBALANCE);
-	after = vmstat_moved();
+	after = bwap_vmstat_moved();
 	bwap_signal_invalidate(&t->sig);
 	if (t->protect_pid)
 		bwap_signal_invalidate(&t->psig);

@@ -567,5 +567,7 @@ double bwap_search_model_trust(const struct bwap_search_space *s);
 
 /* Read a whole file into a NUL-terminated malloc()ed buffer; NULL on error (errno). */
 char *bwap_read_file(const char *path, size_t *len);
+/* /proc/vmstat numa_rebalance_moved, or -1 where the kernel has no such line. */
+long bwap_vmstat_moved(void);
 
 #endif /* BWAP_H */

@@ -160,3 +160,14 @@ char *bwap_read_file(const char *path, size_t *len)
 	}
 	return buf;
 }
+
+long bwap_vmstat_moved(void)
+{
+	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
+	long v = -1;
+
+	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
+		v = atol(p + strlen("\nnuma_rebalance_moved "));
+	free(text);
+	return v;
+}
