@@ -39,10 +39,25 @@ export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970"
 export KBUILD_BUILD_USER=bwap KBUILD_BUILD_HOST=bwap
 
 # kernel_make OBJDIR ARGS...: make in build/linux with output in OBJDIR.
+# An empty LOCALVERSION stops setlocalversion from appending "+" for the git
+# tree, so the release is 6.12.N plus CONFIG_LOCALVERSION, whatever the
+# tree's state.
 kernel_make() {
 	local obj=$1
 	shift
-	make -C "$KTREE" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+	make -C "$KTREE" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= "$@"
+}
+
+# lock_objdir OBJDIR: hold OBJDIR's build lock until this shell exits, so
+# that two builds never write one output directory (run-tests builds later
+# kernels in the background while the first one's tests run).
+lock_objdir() {
+	mkdir -p "$1"
+	exec 9>"$1/.bwap-build.lock"
+	if ! flock -n 9; then
+		log "waiting for the build already running in $1"
+		flock 9
+	fi
 }
 
 log()  { printf '==> %s\n' "$*" >&2; }
