@@ -176,12 +176,39 @@ static int wi_target(unsigned long addr, const unsigned char *w)
 	return NN - 1;
 }
 
-/* ---- the start state ---------------------------------------------------------- */
-static char *start_state(const unsigned char *old_w)
+/* Give the whole range weighted interleave with weights @w (mbind2()). */
+static int bind_range_weights(char *p, const unsigned char *w)
 {
 	unsigned char table[BWAP_MAXNODE];
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args args;
+
+	weights_table(w, table);
+	bwap_wi_args(&args, mask, nodes, NN, table);
+	return bwap_mbind2(p, npages * PG, &args, sizeof(args), 0);
+}
+
+/*
+ * The end of both user-space methods: send the @n pages to @dest with one
+ * move_pages(2) call, then give the range @new_w so that new faults follow
+ * it.  Returns the pages that did not move.
+ */
+static long move_then_bind(char *p, long n, void **pages, int *dest, int *status,
+			   const unsigned char *new_w)
+{
+	long i, failed = 0;
+
+	if (n && bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
+		failed = n;
+	for (i = 0; i < n && !failed; i++)
+		failed += status[i] != dest[i];
+	bind_range_weights(p, new_w);
+	return failed;
+}
+
+/* ---- the start state ---------------------------------------------------------- */
+static char *start_state(const unsigned char *old_w)
+{
 	char *p;
 	long i;
 
@@ -209,9 +236,7 @@ static char *start_state(const unsigned char *old_w)
 	for (i = 0; i < npages; i++)
 		p[i * PG] = 1;
 	madvise(p, npages * PG, MADV_DONTNEED);
-	weights_table(old_w, table);
-	bwap_wi_args(&args, mask, nodes, NN, table);
-	if (bwap_mbind2(p, npages * PG, &args, sizeof(args), 0)) {
+	if (bind_range_weights(p, old_w)) {
 		perror("rebalance-bench: mbind2 of the start policy");
 		exit(2);
 	}
@@ -297,9 +322,6 @@ static long method_move_pages(char *p, const unsigned char *new_w, long long *ns
 {
 	static void **pages;
 	static int *dest, *status, *cur;
-	unsigned char table[BWAP_MAXNODE];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	struct mpol_args args;
 	long count[NN], i, n = 0, failed = 0;
 	long long t0;
 
@@ -319,14 +341,7 @@ static long method_move_pages(char *p, const unsigned char *new_w, long long *ns
 			dest[n++] = t;
 		}
 	}
-	if (n && bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
-		failed = n;
-	for (i = 0; i < n && !failed; i++)
-		failed += status[i] != dest[i];
-	/* and the policy, so that new faults follow NEW */
-	weights_table(new_w, table);
-	bwap_wi_args(&args, mask, nodes, NN, table);
-	bwap_mbind2(p, npages * PG, &args, sizeof(args), 0);
+	failed = move_then_bind(p, n, pages, dest, status, new_w);
 	*ns = now_ns() - t0;
 	return failed;
 }
@@ -488,11 +503,8 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 	static void **pages;
 	static int *dest, *status, *st;
 	static long have;
-	unsigned char table[BWAP_MAXNODE];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
 	long count[NN], target[NN], share[NN], left[NN], seen[NN] = { 0 };
 	long i, n = 0, failed = 0;
-	struct mpol_args args;
 	int k, d, best;
 
 	if (have < npages) {
@@ -534,13 +546,7 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 		left[k]--;
 		left[best]++;
 	}
-	if (n && bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
-		failed = n;
-	for (i = 0; i < n && !failed; i++)
-		failed += status[i] != dest[i];
-	weights_table(new_w, table);
-	bwap_wi_args(&args, mask, nodes, NN, table);
-	bwap_mbind2(p, npages * PG, &args, sizeof(args), 0);
+	failed = move_then_bind(p, n, pages, dest, status, new_w);
 	*moved = n;
 	return failed;
 }
