@@ -62,6 +62,30 @@ int matrix_opts_take(struct matrix_opts *o, int c, const char *arg);
 int matrix_opts_load(const struct matrix_opts *o, struct bwap_matrix *m);
 extern const char matrix_opts_help[];
 
+/* What to place and how: the options of the subcommands that compute canonical weights. */
+struct place_opts {
+	bwap_nodeset workers;	/* --workers SET */
+	bwap_nodeset nodes;	/* --nodes SET, if have_nodes */
+	int have_workers, have_nodes;
+	double dwp;		/* --dwp D in [0, 1] */
+	long max_weight;	/* --max-weight W in [1, 255] */
+};
+
+#define CLI_PLACE_OPTIONS						\
+	{ "workers", required_argument, NULL, OPT_WORKERS },		\
+	{ "nodes", required_argument, NULL, OPT_NODES },		\
+	{ "dwp", required_argument, NULL, OPT_DWP },			\
+	{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT }
+
+/* No sets, --max-weight 255, and --dwp's default (model's -1 means "search"). */
+void place_opts_init(struct place_opts *o, double dwp);
+/*
+ * Take option code c (with optarg) if it is a placement option: 1 taken,
+ * 0 not one, -1 a bad value (printed).  A subcommand lists only the
+ * options it has, so it never sees the others.
+ */
+int place_opts_take(struct place_opts *o, const char *subcmd, int c, const char *arg);
+
 /* Errors for the user: "bwapctl SUBCMD: message". */
 void cli_error(const char *subcmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A finite number in [lo, hi]; -1 after printing why not. */

@@ -208,14 +208,15 @@ int cmd_model(int argc, char **argv)
 	struct bwap_matrix *m;
 	struct bwap_workload wl;
 	struct outcome o;
-	bwap_nodeset workers = 0;
+	struct place_opts po;
 	const char *files[MAX_BENCH];
 	long threads = 8;
-	double mlp = 12, shared = 0.5, demand = 0, dwp = -1;
+	double mlp = 12, shared = 0.5, demand = 0;
 	int do_bench = 0, nr_files = 0;
 	char buf[256];
 
 	matrix_opts_init(&mo);
+	place_opts_init(&po, -1);
 	static const struct option longopts[] = {
 		{ "bench", no_argument, NULL, OPT_BENCH },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -229,7 +230,7 @@ int cmd_model(int argc, char **argv)
 		{ 0 }
 	};
 	struct cli_parser p;
-	int c;
+	int c, ok;
 
 	cli_parser_init(&p, "model", "h", longopts);
 	p.repeatable = OPT_MATRIX;	/* --bench compares several */
@@ -243,6 +244,11 @@ int cmd_model(int argc, char **argv)
 		}
 		if (matrix_opts_take(&mo, c, optarg))
 			continue;
+		ok = place_opts_take(&po, "model", c, optarg);
+		if (ok < 0)
+			return 2;
+		if (ok)
+			continue;
 		switch (c) {
 		case -2:
 			return 2;
@@ -251,10 +257,6 @@ int cmd_model(int argc, char **argv)
 			return 0;
 		case OPT_BENCH:
 			do_bench = 1;
-			break;
-		case OPT_WORKERS:
-			if (cli_parse_workers("model", optarg, &workers))
-				return 2;
 			break;
 		case OPT_THREADS:
 			if (cli_parse_long("model", "--threads", optarg, 1, 1024, &threads))
@@ -270,10 +272,6 @@ int cmd_model(int argc, char **argv)
 			break;
 		case OPT_DEMAND:
 			if (cli_parse_double("model", "--demand", optarg, 0.001, 1e6, &demand))
-				return 2;
-			break;
-		case OPT_DWP:
-			if (cli_parse_double("model", "--dwp", optarg, 0, 1, &dwp))
 				return 2;
 			break;
 		}
@@ -293,28 +291,28 @@ int cmd_model(int argc, char **argv)
 		}
 		return bench(files, nr_files, (int)threads, shared, demand);
 	}
-	if (!workers) {
+	if (!po.workers) {
 		cli_error("model", "--workers SET is required (or --bench); see 'bwapctl model --help'");
 		return 2;
 	}
 	m = malloc(sizeof(*m));
 	if (!m || matrix_opts_load(&mo, m))
 		return 1;
-	workload_for(&wl, workers, (int)threads, mlp, shared, demand);
-	if (evaluate(m, &wl, workers, &o)) {
+	workload_for(&wl, po.workers, (int)threads, mlp, shared, demand);
+	if (evaluate(m, &wl, po.workers, &o)) {
 		free(m);
 		return 1;
 	}
 	printf("MODELLED (placement model, not a measurement); matrix: %s\n", m->source);
 	printf("workers %s, %d threads/node, mlp %.1f, shared %.2f\n",
-	       bwap_nodeset_format(workers, buf, sizeof(buf)), (int)threads, mlp, shared);
+	       bwap_nodeset_format(po.workers, buf, sizeof(buf)), (int)threads, mlp, shared);
 	printf("%-16s %10s %8s %10s %8s %8s\n", "placement", "GB/s", "ratio", "lat ns", "mc util", "stall");
 	for (int k = 0; k < NR_STRATEGIES; k++)
 		printf("%-16s %10.2f %8.3f %10.1f %8.2f %8.2f\n", strategy_name[k], o.p[k].throughput,
 		       o.p[k].throughput / o.p[UNIFORM_WORKERS].throughput, o.p[k].mean_latency,
 		       o.p[k].max_mc_util, o.p[k].stall);
 	printf("best DWP: %.2f\n", o.best_dwp);
-	if (dwp >= 0) {
+	if (po.dwp >= 0) {
 		struct bwap_machine mc;
 		struct bwap_weights w;
 		struct bwap_prediction p;
@@ -322,13 +320,13 @@ int cmd_model(int argc, char **argv)
 		char err[256];
 
 		if (bwap_machine_from_matrix(&mc, m, err, sizeof(err)) ||
-		    canonical_weights("model", m, workers, memory_nodes(m), dwp, 255, &w)) {
+		    canonical_weights("model", m, po.workers, memory_nodes(m), po.dwp, 255, &w)) {
 			free(m);
 			return 1;
 		}
 		bwap_weights_to_dist(&w, dist);
 		bwap_model_predict(&mc, &wl, dist, 0, &p);
-		printf("canonical, dwp %.2f: %.2f GB/s (%.3f of uniform-workers)\n", dwp, p.throughput,
+		printf("canonical, dwp %.2f: %.2f GB/s (%.3f of uniform-workers)\n", po.dwp, p.throughput,
 		       p.throughput / o.p[UNIFORM_WORKERS].throughput);
 	}
 	free(m);

@@ -109,6 +109,30 @@ int matrix_opts_take(struct matrix_opts *o, int c, const char *arg)
 	return 0;
 }
 
+void place_opts_init(struct place_opts *o, double dwp)
+{
+	memset(o, 0, sizeof(*o));
+	o->dwp = dwp;
+	o->max_weight = 255;
+}
+
+int place_opts_take(struct place_opts *o, const char *subcmd, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_WORKERS:
+		o->have_workers = 1;
+		return cli_parse_workers(subcmd, arg, &o->workers) ? -1 : 1;
+	case OPT_NODES:
+		o->have_nodes = 1;
+		return cli_parse_nodes(subcmd, "--nodes", arg, &o->nodes) ? -1 : 1;
+	case OPT_DWP:
+		return cli_parse_double(subcmd, "--dwp", arg, 0, 1, &o->dwp) ? -1 : 1;
+	case OPT_MAX_WEIGHT:
+		return cli_parse_long(subcmd, "--max-weight", arg, 1, 255, &o->max_weight) ? -1 : 1;
+	}
+	return 0;
+}
+
 int matrix_opts_load(const struct matrix_opts *o, struct bwap_matrix *m)
 {
 	char err[512], path[4096];

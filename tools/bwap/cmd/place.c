@@ -100,10 +100,7 @@ static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
 int cmd_place(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "workers", required_argument, NULL, OPT_WORKERS },
-		{ "nodes", required_argument, NULL, OPT_NODES },
-		{ "dwp", required_argument, NULL, OPT_DWP },
-		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
+		CLI_PLACE_OPTIONS,
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "via-kernel", no_argument, NULL, OPT_VIA_KERNEL },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -117,16 +114,21 @@ int cmd_place(int argc, char **argv)
 	struct bwap_weights w;
 	struct bwap_place_stats st;
 	struct cli_parser p;
-	bwap_nodeset workers = 0, nodes = 0;
-	double dwp = 0;
-	long maxw = 255, pid;
-	int c, dry = 0, json = 0, have_nodes = 0, ret = 1, via_kernel = 0;
+	struct place_opts po;
+	long pid;
+	int c, ok, dry = 0, json = 0, ret = 1, via_kernel = 0;
 	char err[512];
 
 	matrix_opts_init(&mo);
+	place_opts_init(&po, 0);
 	cli_parser_init(&p, "place", "h", longopts);
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		if (matrix_opts_take(&mo, c, optarg))
+			continue;
+		ok = place_opts_take(&po, "place", c, optarg);
+		if (ok < 0)
+			return 2;
+		if (ok)
 			continue;
 		switch (c) {
 		case -2:
@@ -134,23 +136,6 @@ int cmd_place(int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return 0;
-		case OPT_WORKERS:
-			if (cli_parse_workers("place", optarg, &workers))
-				return 2;
-			break;
-		case OPT_NODES:
-			if (cli_parse_nodes("place", "--nodes", optarg, &nodes))
-				return 2;
-			have_nodes = 1;
-			break;
-		case OPT_DWP:
-			if (cli_parse_double("place", "--dwp", optarg, 0, 1, &dwp))
-				return 2;
-			break;
-		case OPT_MAX_WEIGHT:
-			if (cli_parse_long("place", "--max-weight", optarg, 1, 255, &maxw))
-				return 2;
-			break;
 		case OPT_DRY_RUN:
 			dry = 1;
 			break;
@@ -168,7 +153,7 @@ int cmd_place(int argc, char **argv)
 	}
 	if (cli_parse_long("place", "PID", argv[optind], 1, 4194304, &pid))
 		return 2;
-	if (!workers) {
+	if (!po.workers) {
 		cli_error("place", "--workers SET is required; see 'bwapctl place --help'");
 		return 2;
 	}
@@ -182,9 +167,9 @@ int cmd_place(int argc, char **argv)
 	}
 	if (matrix_opts_load(&mo, m))
 		goto out;
-	if (!have_nodes)
-		nodes = t->has_memory;
-	if (canonical_weights("place", m, workers, nodes, dwp, (int)maxw, &w))
+	if (!po.have_nodes)
+		po.nodes = t->has_memory;
+	if (canonical_weights("place", m, po.workers, po.nodes, po.dwp, (int)po.max_weight, &w))
 		goto out;
 	if (via_kernel) {
 		ret = place_via_kernel((pid_t)pid, &w);

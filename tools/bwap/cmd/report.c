@@ -56,12 +56,13 @@ int cmd_report(int argc, char **argv)
 	struct matrix_opts mo;
 	struct bwap_matrix *m;
 	struct bwap_weights w;
-	bwap_nodeset workers = 0, nodes = 0;
+	struct place_opts po;
+	bwap_nodeset nodes = 0;
 	const char *out = NULL, *search = NULL;
-	double dwp = 0;
 	char err[512] = "";
 
 	matrix_opts_init(&mo);
+	place_opts_init(&po, 0);
 	static const struct option longopts[] = {
 		{ "workers", required_argument, NULL, OPT_WORKERS },
 		{ "output", required_argument, NULL, 'o' },
@@ -72,11 +73,16 @@ int cmd_report(int argc, char **argv)
 		{ 0 }
 	};
 	struct cli_parser p;
-	int c;
+	int c, ok;
 
 	cli_parser_init(&p, "report", "ho:", longopts);
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		if (matrix_opts_take(&mo, c, optarg))
+			continue;
+		ok = place_opts_take(&po, "report", c, optarg);
+		if (ok < 0)
+			return 2;
+		if (ok)
 			continue;
 		switch (c) {
 		case -2:
@@ -84,19 +90,11 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return 0;
-		case OPT_WORKERS:
-			if (cli_parse_workers("report", optarg, &workers))
-				return 2;
-			break;
 		case 'o':
 			out = optarg;
 			break;
 		case OPT_SEARCH:
 			search = optarg;
-			break;
-		case OPT_DWP:
-			if (cli_parse_double("report", "--dwp", optarg, 0, 1, &dwp))
-				return 2;
 			break;
 		}
 	}
@@ -106,7 +104,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (search && out)
 		return report_search(search, mo.state_dir, out);
-	if (!workers || !out) {
+	if (!po.workers || !out) {
 		cli_error("report", "--workers SET and -o FILE.png are required");
 		return 2;
 	}
@@ -117,8 +115,8 @@ int cmd_report(int argc, char **argv)
 		for (int c = 0; c < m->nr_nodes; c++)
 			if (m->bw[c][i] >= 0)
 				nodes |= BWAP_NODE_BIT(i);
-	if (canonical_weights("report", m, workers, nodes, dwp, 255, &w) ||
-	    bwap_report_png(out, m, &w, workers, err, sizeof(err))) {
+	if (canonical_weights("report", m, po.workers, nodes, po.dwp, 255, &w) ||
+	    bwap_report_png(out, m, &w, po.workers, err, sizeof(err))) {
 		if (err[0])
 			cli_error("report", "%s", err);
 		free(m);

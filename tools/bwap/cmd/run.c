@@ -175,23 +175,20 @@ int cmd_run(int argc, char **argv)
 	struct bwap_topology *t = NULL;
 	struct bwap_matrix *m = NULL;
 	struct bwap_weights w;
-	bwap_nodeset workers = 0, nodes = 0;
-	double dwp = 0, interval = 1;
-	long maxw = 255;
+	struct place_opts po;
+	double interval = 1;
 	enum bwap_kernel_mode mode;
 	int global = 0, ret;
-	int quiet = 0, pin = 1, have_nodes = 0, prog = -1, tune = 0;
+	int quiet = 0, pin = 1, prog = -1, tune = 0;
 	char extra[512] = "";
 	size_t nextra = 0;
 	unsigned char cpus[BWAP_MAX_CPUS];
 	char err[512], buf[256];
 
 	matrix_opts_init(&mo);
+	place_opts_init(&po, 0);
 	static const struct option longopts[] = {
-		{ "workers", required_argument, NULL, OPT_WORKERS },
-		{ "nodes", required_argument, NULL, OPT_NODES },
-		{ "dwp", required_argument, NULL, OPT_DWP },
-		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
+		CLI_PLACE_OPTIONS,
 		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "tune", no_argument, NULL, OPT_TUNE },
@@ -208,12 +205,17 @@ int cmd_run(int argc, char **argv)
 		{ 0 }
 	};
 	struct cli_parser p;
-	int c;
+	int c, ok;
 
 	/* '+': the program and its own options start at the first non-option */
 	cli_parser_init(&p, "run", "+h", longopts);
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		if (matrix_opts_take(&mo, c, optarg))
+			continue;
+		ok = place_opts_take(&po, "run", c, optarg);
+		if (ok < 0)
+			return 2;
+		if (ok)
 			continue;
 		switch (c) {
 		case -2:
@@ -221,23 +223,6 @@ int cmd_run(int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return 0;
-		case OPT_WORKERS:
-			if (cli_parse_workers("run", optarg, &workers))
-				return 2;
-			break;
-		case OPT_NODES:
-			if (cli_parse_nodes("run", "--nodes", optarg, &nodes))
-				return 2;
-			have_nodes = 1;
-			break;
-		case OPT_DWP:
-			if (cli_parse_double("run", "--dwp", optarg, 0, 1, &dwp))
-				return 2;
-			break;
-		case OPT_MAX_WEIGHT:
-			if (cli_parse_long("run", "--max-weight", optarg, 1, 255, &maxw))
-				return 2;
-			break;
 		case OPT_NO_PIN:
 			pin = 0;
 			break;
@@ -282,7 +267,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	prog = optind;
-	if (!workers) {
+	if (!po.workers) {
 		cli_error("run", "--workers SET is required; see 'bwapctl run --help'");
 		return 2;
 	}
@@ -300,25 +285,25 @@ int cmd_run(int argc, char **argv)
 	}
 	if (matrix_opts_load(&mo, m))
 		return 1;
-	if (workers & ~t->has_cpu) {
+	if (po.workers & ~t->has_cpu) {
 		cli_error("run", "worker nodes %s have no CPUs (nodes with CPUs: %s)",
-			  bwap_nodeset_format(workers & ~t->has_cpu, buf, sizeof(buf)),
+			  bwap_nodeset_format(po.workers & ~t->has_cpu, buf, sizeof(buf)),
 			  bwap_nodeset_format(t->has_cpu, err, sizeof(err)));
 		return 1;
 	}
-	if (!have_nodes)
-		nodes = t->has_memory;
-	if (canonical_weights("run", m, workers, nodes, dwp, (int)maxw, &w))
+	if (!po.have_nodes)
+		po.nodes = t->has_memory;
+	if (canonical_weights("run", m, po.workers, po.nodes, po.dwp, (int)po.max_weight, &w))
 		return 1;
 	if (pin) {
-		if (!bwap_topology_cpus_of(t, workers, cpus)) {
+		if (!bwap_topology_cpus_of(t, po.workers, cpus)) {
 			cli_error("run", "worker nodes %s have no CPUs to run on",
-				  bwap_nodeset_format(workers, buf, sizeof(buf)));
+				  bwap_nodeset_format(po.workers, buf, sizeof(buf)));
 			return 1;
 		}
 		if (bwap_pin_to_cpus(0, cpus)) {
 			cli_error("run", "cannot pin to the CPUs of nodes %s: %s",
-				  bwap_nodeset_format(workers, buf, sizeof(buf)), strerror(errno));
+				  bwap_nodeset_format(po.workers, buf, sizeof(buf)), strerror(errno));
 			return 1;
 		}
 	}
@@ -340,7 +325,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!quiet) {
 		fprintf(stderr, "bwapctl run: workers %s, dwp %.3f, weights",
-			bwap_nodeset_format(workers, buf, sizeof(buf)), dwp);
+			bwap_nodeset_format(po.workers, buf, sizeof(buf)), po.dwp);
 		for (int i = 0; i < w.nr_nodes; i++)
 			fprintf(stderr, "%s%u", i ? "," : " ", w.w[i]);
 		fprintf(stderr, " (matrix: %s)\n", m->source);

@@ -68,20 +68,17 @@ int cmd_weights(int argc, char **argv)
 	struct matrix_opts mo;
 	struct bwap_matrix *m = NULL;
 	struct bwap_weights w;
-	bwap_nodeset workers = 0, nodes = 0;
+	struct place_opts po;
 	const char *caps = NULL;
-	double dwp = 0, cap[BWAP_MAX_NODES];
-	long maxw = 255;
-	int apply = 0, restore = 0, have_workers = 0, have_nodes = 0, ret = 1, nr;
+	double cap[BWAP_MAX_NODES];
+	int apply = 0, restore = 0, ret = 1, nr;
 	char err[512], buf[256];
 
 	matrix_opts_init(&mo);
+	place_opts_init(&po, 0);
 	static const struct option longopts[] = {
-		{ "workers", required_argument, NULL, OPT_WORKERS },
-		{ "nodes", required_argument, NULL, OPT_NODES },
+		CLI_PLACE_OPTIONS,
 		{ "capacities", required_argument, NULL, OPT_CAPACITIES },
-		{ "dwp", required_argument, NULL, OPT_DWP },
-		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
 		{ "apply-sysfs", no_argument, NULL, OPT_APPLY_SYSFS },
 		{ "restore-sysfs", no_argument, NULL, OPT_RESTORE_SYSFS },
 		CLI_MATRIX_OPTIONS,
@@ -89,7 +86,7 @@ int cmd_weights(int argc, char **argv)
 		{ 0 }
 	};
 	struct cli_parser p;
-	int c;
+	int c, ok;
 
 	cli_parser_init(&p, "weights", "h", longopts);
 	while ((c = cli_next(&p, argc, argv)) != -1) {
@@ -97,30 +94,17 @@ int cmd_weights(int argc, char **argv)
 			return 2;
 		if (matrix_opts_take(&mo, c, optarg))
 			continue;
+		ok = place_opts_take(&po, "weights", c, optarg);
+		if (ok < 0)
+			return 2;
+		if (ok)
+			continue;
 		switch (c) {
 		case 'h':
 			help(stdout);
 			return 0;
-		case OPT_WORKERS:
-			if (cli_parse_workers("weights", optarg, &workers))
-				return 2;
-			have_workers = 1;
-			break;
-		case OPT_NODES:
-			if (cli_parse_nodes("weights", "--nodes", optarg, &nodes))
-				return 2;
-			have_nodes = 1;
-			break;
 		case OPT_CAPACITIES:
 			caps = optarg;
-			break;
-		case OPT_DWP:
-			if (cli_parse_double("weights", "--dwp", optarg, 0, 1, &dwp))
-				return 2;
-			break;
-		case OPT_MAX_WEIGHT:
-			if (cli_parse_long("weights", "--max-weight", optarg, 1, 255, &maxw))
-				return 2;
 			break;
 		case OPT_APPLY_SYSFS:
 			apply = 1;
@@ -135,7 +119,7 @@ int cmd_weights(int argc, char **argv)
 		return 2;
 	}
 	if (restore) {
-		if (have_workers || caps || apply) {
+		if (po.have_workers || caps || apply) {
 			cli_error("weights", "--restore-sysfs takes no other options but --state-dir");
 			return 2;
 		}
@@ -149,18 +133,18 @@ int cmd_weights(int argc, char **argv)
 	if (caps) {
 		if (parse_capacities(caps, cap, &nr))
 			return 2;
-		if (!have_nodes)
-			nodes = nr >= 64 ? ~0ULL : BWAP_NODE_BIT(nr) - 1;
-		if (bwap_weights_from_capacity(&w, cap, nr, nodes, err, sizeof(err))) {
+		if (!po.have_nodes)
+			po.nodes = nr >= 64 ? ~0ULL : BWAP_NODE_BIT(nr) - 1;
+		if (bwap_weights_from_capacity(&w, cap, nr, po.nodes, err, sizeof(err))) {
 			cli_error("weights", "%s", err);
 			return 1;
 		}
-		if (dwp > 0)
-			bwap_weights_apply_dwp(&w, workers, dwp);
-		bwap_weights_quantise(&w, (int)maxw, 0.005);
+		if (po.dwp > 0)
+			bwap_weights_apply_dwp(&w, po.workers, po.dwp);
+		bwap_weights_quantise(&w, (int)po.max_weight, 0.005);
 		printf("capacities given on the command line\n");
 	} else {
-		if (!have_workers) {
+		if (!po.have_workers) {
 			cli_error("weights", "--workers SET is required (or --capacities LIST); "
 				  "see 'bwapctl weights --help'");
 			return 2;
@@ -168,18 +152,18 @@ int cmd_weights(int argc, char **argv)
 		m = malloc(sizeof(*m));
 		if (!m || matrix_opts_load(&mo, m))
 			goto out;
-		if (!have_nodes) {
+		if (!po.have_nodes) {
 			for (int i = 0; i < m->nr_nodes; i++)
 				for (int c = 0; c < m->nr_nodes; c++)
 					if (m->bw[c][i] >= 0)
-						nodes |= BWAP_NODE_BIT(i);
+						po.nodes |= BWAP_NODE_BIT(i);
 		}
-		if (canonical_weights("weights", m, workers, nodes, dwp, (int)maxw, &w))
+		if (canonical_weights("weights", m, po.workers, po.nodes, po.dwp, (int)po.max_weight, &w))
 			goto out;
 		bwap_matrix_print(m, stdout);
-		printf("workers: %s", bwap_nodeset_format(workers, buf, sizeof(buf)));
-		if (dwp > 0)
-			printf("  dwp: %.3f", dwp);
+		printf("workers: %s", bwap_nodeset_format(po.workers, buf, sizeof(buf)));
+		if (po.dwp > 0)
+			printf("  dwp: %.3f", po.dwp);
 		printf("\n");
 	}
 	bwap_weights_print(&w, stdout);
