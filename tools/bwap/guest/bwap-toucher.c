@@ -12,6 +12,11 @@
  *                     BWAP_PHASE (the phase protocol, bwapd(8) PHASES)
  *   quit              exits 0
  * With BWAP_PROGRESS set, it also adds one per pass to that progress file.
+ * --thp never gives the buffer base pages only (MADV_NOHUGEPAGE), so that
+ * placement is exact per page even where THP is "always" (Debian's
+ * kernels); --thp huge aligns it to 2 MiB and asks for huge pages
+ * (MADV_HUGEPAGE), each of which is one interleave step; the default
+ * leaves the system's THP setting in charge.
  * Static, libc only, so it runs in the busybox guest.
  */
 #define _GNU_SOURCE
@@ -27,6 +32,7 @@
 #include <unistd.h>
 
 #define MAX_NODES 64
+#define HUGE_SIZE (2UL << 20)	/* x86_64 PMD: the size of a THP */
 
 static char *buf;
 static long npages, psz;
@@ -152,15 +158,25 @@ int main(int argc, char **argv)
 	char line[512];
 	size_t have = 0;
 
+	const char *thp = NULL;
+	size_t len;
+
 	npages = 1000;
 	psz = sysconf(_SC_PAGESIZE);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
 			npages = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc &&
+			   (!strcmp(argv[i + 1], "never") || !strcmp(argv[i + 1], "huge"))) {
+			thp = argv[++i];
 		} else {
-			fprintf(stderr, "usage: bwap-toucher [--pages N]\n");
+			fprintf(stderr, "usage: bwap-toucher [--pages N] [--thp never|huge]\n");
 			return 2;
 		}
+	}
+	if (npages < 1 || npages > (1L << 26)) {
+		fprintf(stderr, "bwap-toucher: --pages must be from 1 to %ld\n", 1L << 26);
+		return 2;
 	}
 	if (pf) {
 		int fd = open(pf, O_RDWR);
@@ -171,9 +187,24 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	buf = mmap(NULL, npages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	len = npages * psz;
+	/* with --thp huge, room to start the buffer on a huge-page boundary */
+	buf = mmap(NULL, len + (thp && !strcmp(thp, "huge") ? HUGE_SIZE : 0), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED) {
 		perror("bwap-toucher: mmap");
+		return 1;
+	}
+	if (thp && !strcmp(thp, "huge")) {
+		char *start = (char *)(((uintptr_t)buf + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1));
+
+		if (start > buf)
+			munmap(buf, start - buf);
+		munmap(start + len, buf + HUGE_SIZE - start);
+		buf = start;
+	}
+	if (thp && madvise(buf, len, !strcmp(thp, "huge") ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) {
+		perror("bwap-toucher: madvise (--thp)");
 		return 1;
 	}
 	for (long i = 0; i < npages; i++)
