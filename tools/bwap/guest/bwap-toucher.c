@@ -156,10 +156,8 @@ int main(int argc, char **argv)
 	volatile uint64_t *progress = NULL;
 	const char *pf = getenv("BWAP_PROGRESS");
 	char line[512];
-	size_t have = 0;
-
+	size_t have = 0, len;
 	const char *thp = NULL;
-	size_t len;
 
 	npages = 1000;
 	psz = sysconf(_SC_PAGESIZE);
