@@ -77,7 +77,7 @@ struct place_opts {
 	{ "dwp", required_argument, NULL, OPT_DWP },			\
 	{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT }
 
-/* No sets, --max-weight 255, and --dwp's default (model's -1 means "search"). */
+/* No sets, --max-weight 255, and --dwp's default (model's -1: not given). */
 void place_opts_init(struct place_opts *o, double dwp);
 /*
  * Take option code c (with optarg) if it is a placement option: 1 taken,
