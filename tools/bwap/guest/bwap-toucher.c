@@ -157,16 +157,19 @@ int main(int argc, char **argv)
 	const char *pf = getenv("BWAP_PROGRESS");
 	char line[512];
 	size_t have = 0, len;
-	const char *thp = NULL;
+	int thp_advice = 0;	/* --thp: 0 (the system's setting) or the madvise() advice */
 
 	npages = 1000;
 	psz = sysconf(_SC_PAGESIZE);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
 			npages = atol(argv[++i]);
-		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc &&
-			   (!strcmp(argv[i + 1], "never") || !strcmp(argv[i + 1], "huge"))) {
-			thp = argv[++i];
+		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc && !strcmp(argv[i + 1], "never")) {
+			thp_advice = MADV_NOHUGEPAGE;
+			i++;
+		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc && !strcmp(argv[i + 1], "huge")) {
+			thp_advice = MADV_HUGEPAGE;
+			i++;
 		} else {
 			fprintf(stderr, "usage: bwap-toucher [--pages N] [--thp never|huge]\n");
 			return 2;
@@ -187,13 +190,13 @@ int main(int argc, char **argv)
 	}
 	len = npages * psz;
 	/* with --thp huge, room to start the buffer on a huge-page boundary */
-	buf = mmap(NULL, len + (thp && !strcmp(thp, "huge") ? HUGE_SIZE : 0), PROT_READ | PROT_WRITE,
+	buf = mmap(NULL, len + (thp_advice == MADV_HUGEPAGE ? HUGE_SIZE : 0), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED) {
 		perror("bwap-toucher: mmap");
 		return 1;
 	}
-	if (thp && !strcmp(thp, "huge")) {
+	if (thp_advice == MADV_HUGEPAGE) {
 		char *start = (char *)(((uintptr_t)buf + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1));
 
 		if (start > buf)
@@ -201,7 +204,7 @@ int main(int argc, char **argv)
 		munmap(start + len, buf + HUGE_SIZE - start);
 		buf = start;
 	}
-	if (thp && madvise(buf, len, !strcmp(thp, "huge") ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) {
+	if (thp_advice && madvise(buf, len, thp_advice)) {
 		perror("bwap-toucher: madvise (--thp)");
 		return 1;
 	}
