@@ -86,7 +86,8 @@ spawn() {
 	# shell's fds, so CMD sees EOF on its stdin once this shell hangs up.
 	{
 		"$@" < /tmp/$sp_name.in 2> /tmp/$sp_name.err
-		echo "exited $?"
+		# EPIPE if this shell has hung up: nobody needs the line then
+		echo "exited $?" 2> /dev/null
 	} > /tmp/$sp_name.out 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	spawn_job=$!
 }
@@ -135,7 +136,7 @@ start_bwapd() {
 	exec 3<>/tmp/ready
 	{
 		bwapd --state-dir $S --matrix $TOPO --signal model --ready-fd 3 "$@" 2>>$LOG
-		echo "exited $?" >&3
+		echo "exited $?" >&3 2> /dev/null
 	} 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	bwapd_job=$!
 	read -r line <&3
