@@ -259,21 +259,23 @@ int mpol_args_from_user(struct mpol_args *kargs,
  *
  * The user array has pol_maxnodes bytes, one per node id, as many as
  * set_mempolicy()'s maxnode counts (the nodemask holds one bit fewer).
- * Bytes for node ids this kernel cannot have must be zero, as
- * process_mpol_reweight() requires; bytes for nodes outside @nodes are kept
- * but unused.  mpol_set_nodemask() checks the weights again against the
- * effective nodemask, once the cpuset and N_MEMORY have cut it down.
+ * Callers size it like their nodemask and fill it with a default, so only
+ * the first nr_node_ids bytes are read: the rest belong to node ids this
+ * kernel cannot have and are ignored whatever their value, which keeps one
+ * binary working on kernels of any NODES_SHIFT.  Bytes for possible nodes
+ * outside @nodes are kept, for get_mempolicy2(), but unused.
+ * mpol_set_nodemask() checks the weights again against the effective
+ * nodemask, once the cpuset and N_MEMORY have cut it down.
  *
  * Return: 0; -EINVAL for weights with a mode other than weighted
- * interleave, pol_maxnodes above PAGE_SIZE * 8 + 1, a non-zero byte for an
- * impossible node, or no non-zero weight in @nodes; -EFAULT; -ENOMEM.
+ * interleave, pol_maxnodes above PAGE_SIZE * 8 + 1, or no non-zero weight
+ * in @nodes; -EFAULT; -ENOMEM.
  */
 int mpol_weights_from_user(const struct mpol_args *kargs,
 			   const nodemask_t *nodes, struct mpol_weights **out)
 {
 	const u8 __user *uw = u64_to_user_ptr(kargs->il_weights);
 	struct mpol_weights *w;
-	unsigned long n;
 	int ret;
 
 	*out = NULL;
@@ -285,17 +287,10 @@ int mpol_weights_from_user(const struct mpol_args *kargs,
 	w = mpol_weights_alloc(GFP_KERNEL);
 	if (!w)
 		return -ENOMEM;
-	n = min_t(unsigned long, kargs->pol_maxnodes, nr_node_ids);
 	ret = -EFAULT;
-	if (copy_from_user(w->weight, uw, n))
+	if (copy_from_user(w->weight, uw,
+			   min_t(unsigned long, kargs->pol_maxnodes, nr_node_ids)))
 		goto err;
-	if (kargs->pol_maxnodes > n) {
-		ret = check_zeroed_user(uw + n, kargs->pol_maxnodes - n);
-		if (ret <= 0) {
-			ret = ret ? ret : -EINVAL;
-			goto err;
-		}
-	}
 	ret = mpol_weights_check(w->weight, nodes);
 	if (ret)
 		goto err;
@@ -311,8 +306,9 @@ err:
  * @kargs: the caller's arguments; nothing is written if il_weights is 0
  * @weight: nr_node_ids effective weights, 0 where the policy has none
  *
- * Writes pol_maxnodes bytes: the weights, then zeros for node ids this
- * kernel cannot have.
+ * Writes pol_maxnodes bytes: the weights of the possible nodes (for nodes
+ * outside the nodemask, what the policy was given), then zeros for node
+ * ids this kernel cannot have.
  *
  * Return: 0 or -EFAULT.
  */
@@ -334,20 +330,20 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
 /**
  * mpol_reweight_from_user - read the weights of process_mpol_reweight()
  * @uw: user array, one byte per node id
- * @maxnode: bytes in @uw (libnuma's maxnode, bitmask size + 1, works too:
- *	the extra byte is for an impossible node and must be zero)
+ * @maxnode: bytes in @uw, up to PAGE_SIZE * 8 (libnuma passes its bitmask
+ *	size + 1)
  * @out: the new table
  *
- * Bytes for node ids this kernel cannot have must be zero, as bits above
- * the highest possible node must be for set_mempolicy().
+ * As for mpol_weights_from_user(), only the first nr_node_ids bytes are
+ * read; bytes for node ids this kernel cannot have are ignored.  Each
+ * policy is checked against its own nodemask later.
  *
- * Return: 0; -EINVAL for @maxnode 0 or above PAGE_SIZE * 8, a non-zero
- * byte for an impossible node, or no non-zero weight; -EFAULT; -ENOMEM.
+ * Return: 0; -EINVAL for @maxnode 0 or above PAGE_SIZE * 8, or no non-zero
+ * weight for a possible node; -EFAULT; -ENOMEM.
  */
 int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
 			    struct mpol_weights **out)
 {
-	unsigned long n = min_t(unsigned long, maxnode, nr_node_ids);
 	struct mpol_weights *w;
 	int nid, ret;
 
@@ -358,15 +354,9 @@ int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
 	if (!w)
 		return -ENOMEM;
 	ret = -EFAULT;
-	if (copy_from_user(w->weight, uw, n))
+	if (copy_from_user(w->weight, uw,
+			   min_t(unsigned long, maxnode, nr_node_ids)))
 		goto err;
-	if (maxnode > n) {
-		ret = check_zeroed_user(uw + n, maxnode - n);
-		if (ret <= 0) {
-			ret = ret ? ret : -EINVAL;
-			goto err;
-		}
-	}
 	ret = -EINVAL;
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		if (w->weight[nid]) {

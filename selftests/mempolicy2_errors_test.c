@@ -155,11 +155,6 @@ BAD(set_weight_only_outside_nodemask, SET, EINVAL)
 	memset(c->weights, 0, BWAP_MAXNODE);
 	c->weights[BWAP_MAX_NODES - 1] = 5;
 }
-/* Bytes for node ids the kernel cannot have must be zero. */
-BAD(set_weight_for_impossible_node, SET, EINVAL)
-{
-	c->weights[BWAP_MAX_NODES - 1] = 5;
-}
 BAD(set_maxnodes_too_large, SET, EINVAL) { c->args->pol_maxnodes = 4096 * 8 + 2; }
 BAD(set_maxnodes_zero, SET, EINVAL) { c->args->pol_maxnodes = 0; }
 BAD(set_maxnodes_one, SET, EINVAL) { c->args->pol_maxnodes = 1; }
@@ -194,10 +189,6 @@ BAD(mbind_all_weights_zero, MBIND, EINVAL) { memset(c->weights, 0, BWAP_MAXNODE)
 BAD(mbind_weights_with_preferred, MBIND, EINVAL) { c->args->mode = MPOL_PREFERRED; }
 BAD(mbind_unaligned_start, MBIND, EINVAL) { c->range += 1; }
 BAD(mbind_node_not_in_cpuset, MBIND, EINVAL) { bwap_nodemask_set(c->mask, c->nr_nodes); }
-BAD(mbind_weight_for_impossible_node, MBIND, EINVAL)
-{
-	c->weights[BWAP_MAX_NODES - 1] = 5;
-}
 BAD(mbind_bad_weights_pointer, MBIND, EFAULT) { c->args->il_weights = 8; }
 BAD(mbind_size_larger_with_nonzero_tail, MBIND, E2BIG)
 {
