@@ -16,6 +16,11 @@
  * range so that it keeps the interleave layout (mpol_rebalance_pick()),
  * queued per destination.  The caller drops mmap_lock before
  * mpol_rebalance_finish() migrates them, as do_mbind() does.
+ *
+ * A large folio (THP) moves whole, never split, so the plan is made in
+ * folio units (mpol_rebalance_split()): the large folios go where they
+ * cost the fewest moves while no node passes its share by a folio, and
+ * base pages fill each node's remainder exactly where there are enough.
  */
 #include <linux/math64.h>
 #include <linux/mempolicy.h>
@@ -94,19 +99,152 @@ void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 	}
 }
 
+/*
+ * Pages node @nid sends away if it keeps or receives @units large folios of
+ * @unit pages, with @room = goal - fixed pages to fill: the large folios it
+ * has beyond @units, and the base pages it has beyond what is left of
+ * @room.  A smaller value is a cheaper plan.
+ */
+static long split_cost(unsigned long unit, unsigned long base,
+		       unsigned long large, long room, long units)
+{
+	long have = large / unit, left = room - units * (long)unit;
+
+	return max(0L, have - units) * (long)unit +
+	       max(0L, (long)base - max(0L, left));
+}
+
+/*
+ * The base pages' part of mpol_rebalance_split(), once @large_to is known:
+ * each node's room, goal - fixed - large_to, is filled with base pages.
+ * When no room is negative the rooms add up to the base pages and every
+ * node ends exactly at its goal.  A negative room (a node a large folio
+ * took past its goal, or whose fixed pages pass it) gets no base page,
+ * so the base pages fall short of the other rooms; the shortfall is
+ * taken off the nodes that receive base pages, one page at a time from
+ * the one least short so far, so that no page moves that need not.
+ */
+static void split_base(const unsigned long *base, const unsigned long *fixed,
+		       const long *goal, const long *large_to, long *base_to)
+{
+	long excess = 0, short_by, best_short = 0;
+	int nid, best;
+
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		base_to[nid] = max(0L, goal[nid] - (long)fixed[nid] -
+				       large_to[nid]);
+		excess += base_to[nid] - (long)base[nid];
+	}
+	for (; excess > 0; excess--) {
+		best = NUMA_NO_NODE;
+		for (nid = 0; nid < nr_node_ids; nid++) {
+			if (base_to[nid] <= (long)base[nid])
+				continue;
+			short_by = goal[nid] - (long)fixed[nid] -
+				   large_to[nid] - base_to[nid];
+			if (best == NUMA_NO_NODE || short_by < best_short) {
+				best = nid;
+				best_short = short_by;
+			}
+		}
+		/* Cannot happen: the rooms exceed the base pages by excess. */
+		if (WARN_ON_ONCE(best == NUMA_NO_NODE))
+			break;
+		base_to[best]--;
+	}
+}
+
+/**
+ * mpol_rebalance_split - plan large folios and base pages to the goals
+ * @unit: pages in one large folio, 0 if the range has none
+ * @base: per-node base pages in the range
+ * @large: per-node pages in large folios of @unit pages
+ * @fixed: per-node pages that cannot move
+ * @goal: per-node share of the range, from mpol_rebalance_targets()
+ * @base_to: filled with the base pages each node ends with
+ * @large_to: filled with the large-folio pages each node ends with
+ *
+ * Large folios are handed out one at a time to the node where one more
+ * costs the fewest moved pages (split_cost()).  A node may take one only
+ * while it stays within its share, room = goal - fixed - @large_to >=
+ * @unit; only when no node has such room may a node with some room left
+ * (0 < room < @unit) take one more and end below one folio over its share.
+ * Ties go to the node with more room, then to the lower node id.  The
+ * base pages then fill what each node has left (split_base()): exactly
+ * where they are enough; otherwise the nodes that receive them fall short,
+ * none by a folio.  Fixed pages that pass a goal alone are the only way a
+ * node ends further off.  The per-node costs only grow with each folio
+ * added, so taking the cheapest folio each time gives the fewest moves.
+ * With @unit 0, @base_to is @goal less @fixed.
+ */
+void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
+			  const unsigned long *large,
+			  const unsigned long *fixed, const long *goal,
+			  long *base_to, long *large_to)
+{
+	long units = 0, excess = 0, room, best_room = 0, cost, best_cost = 0;
+	int nid, best, tier, best_tier = 0;
+
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		large_to[nid] = 0;
+		if (unit)
+			units += large[nid] / unit;
+	}
+	for (; units > 0; units--) {
+		best = NUMA_NO_NODE;
+		for (nid = 0; nid < nr_node_ids; nid++) {
+			long given = large_to[nid] / (long)unit;
+
+			room = goal[nid] - (long)fixed[nid] - large_to[nid];
+			if (room <= 0)
+				continue;
+			tier = room < (long)unit;
+			cost = split_cost(unit, base[nid], large[nid],
+					  goal[nid] - (long)fixed[nid], given + 1) -
+			       split_cost(unit, base[nid], large[nid],
+					  goal[nid] - (long)fixed[nid], given);
+			if (best == NUMA_NO_NODE || tier < best_tier ||
+			    (tier == best_tier &&
+			     (cost < best_cost ||
+			      (cost == best_cost && room > best_room)))) {
+				best = nid;
+				best_tier = tier;
+				best_cost = cost;
+				best_room = room;
+			}
+		}
+		/* Cannot happen: the goals add up to every page. */
+		if (WARN_ON_ONCE(best == NUMA_NO_NODE)) {
+			for (nid = 0; nid < nr_node_ids; nid++)
+				large_to[nid] = large[nid];
+			break;
+		}
+		large_to[best] += unit;
+	}
+
+	split_base(base, fixed, goal, large_to, base_to);
+}
+
 static void mpol_rebalance_free(struct mpol_rebalance *rb)
 {
 	kfree(rb->cur);
-	kfree(rb->target);
-	kfree(rb->share);
-	kfree(rb->seen);
+	kfree(rb->fixed);
+	kfree(rb->goal);
+	kfree(rb->base.cur);
+	kfree(rb->base.target);
+	kfree(rb->base.share);
+	kfree(rb->base.seen);
+	kfree(rb->large.cur);
+	kfree(rb->large.target);
+	kfree(rb->large.share);
+	kfree(rb->large.seen);
 	kfree(rb->to_node);
 }
 
 /**
  * mpol_rebalance_pick - where a folio met by the second walk goes, if anywhere
- * @rb: state of the second walk over a range
- * @src: the folio's node; rb->seen[@src] already counts its pages
+ * @c: the plan for the folio's kind in the range
+ * @src: the folio's node; c->seen[@src] already counts its pages
  * @pages: pages in the folio
  *
  * Taking surplus pages in address order would cluster the moved pages and
@@ -121,24 +259,25 @@ static void mpol_rebalance_free(struct mpol_rebalance *rb)
  *
  * Return: the destination node, or NUMA_NO_NODE if the folio stays.
  */
-int mpol_rebalance_pick(const struct mpol_rebalance *rb, int src, long pages)
+int mpol_rebalance_pick(const struct mpol_rebalance_class *c, int src,
+			long pages)
 {
-	long surplus = rb->share[src], given, room, got;
+	long surplus = c->share[src], given, room, got;
 	long best_got = 0, best_room = 1;
 	int dst, best = NUMA_NO_NODE;
 
-	if (surplus <= 0 || rb->target[src] < pages)
+	if (surplus <= 0 || c->target[src] < pages)
 		return NUMA_NO_NODE;
-	given = surplus - rb->target[src];
+	given = surplus - c->target[src];
 	/* Not before its turn: given + pages <= seen * surplus / cur. */
-	if ((u64)(given + pages) * rb->cur[src] >
-	    (u64)rb->seen[src] * surplus)
+	if ((u64)(given + pages) * c->cur[src] >
+	    (u64)c->seen[src] * surplus)
 		return NUMA_NO_NODE;
 	for (dst = 0; dst < nr_node_ids; dst++) {
-		room = -rb->share[dst];
-		if (room <= 0 || -rb->target[dst] < pages)
+		room = -c->share[dst];
+		if (room <= 0 || -c->target[dst] < pages)
 			continue;
-		got = room + rb->target[dst];
+		got = room + c->target[dst];
 		/* The least served: smallest (got + pages) / room. */
 		if (best == NUMA_NO_NODE ||
 		    (u64)(got + pages) * best_room <
@@ -154,17 +293,28 @@ int mpol_rebalance_pick(const struct mpol_rebalance *rb, int src, long pages)
 /**
  * mpol_rebalance_take - account a folio queued to move
  * @rb: state of the second walk over a range
+ * @c: the plan for the folio's kind
  * @src: the node it leaves
  * @dst: the node it goes to, from mpol_rebalance_pick()
  * @pages: pages in the folio
  */
-void mpol_rebalance_take(struct mpol_rebalance *rb, int src, int dst,
+void mpol_rebalance_take(struct mpol_rebalance *rb,
+			 struct mpol_rebalance_class *c, int src, int dst,
 			 long pages)
 {
-	rb->target[src] -= pages;
-	rb->target[dst] += pages;
+	c->target[src] -= pages;
+	c->target[dst] += pages;
 	rb->queued += pages;
 	rb->to_queue -= min_t(unsigned long, pages, rb->to_queue);
+}
+
+static int rebalance_class_alloc(struct mpol_rebalance_class *c)
+{
+	c->cur = kcalloc(nr_node_ids, sizeof(*c->cur), GFP_KERNEL);
+	c->target = kcalloc(nr_node_ids, sizeof(*c->target), GFP_KERNEL);
+	c->share = kcalloc(nr_node_ids, sizeof(*c->share), GFP_KERNEL);
+	c->seen = kcalloc(nr_node_ids, sizeof(*c->seen), GFP_KERNEL);
+	return c->cur && c->target && c->share && c->seen ? 0 : -ENOMEM;
 }
 
 /**
@@ -184,12 +334,12 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 	memset(rb, 0, sizeof(*rb));
 	rb->flags = flags;
 	rb->cur = kcalloc(nr_node_ids, sizeof(*rb->cur), GFP_KERNEL);
-	rb->target = kcalloc(nr_node_ids, sizeof(*rb->target), GFP_KERNEL);
-	rb->share = kcalloc(nr_node_ids, sizeof(*rb->share), GFP_KERNEL);
-	rb->seen = kcalloc(nr_node_ids, sizeof(*rb->seen), GFP_KERNEL);
+	rb->fixed = kcalloc(nr_node_ids, sizeof(*rb->fixed), GFP_KERNEL);
+	rb->goal = kcalloc(nr_node_ids, sizeof(*rb->goal), GFP_KERNEL);
 	rb->to_node = kcalloc(nr_node_ids, sizeof(*rb->to_node), GFP_KERNEL);
-	if (!rb->cur || !rb->target || !rb->share || !rb->seen ||
-	    !rb->to_node) {
+	if (!rb->cur || !rb->fixed || !rb->goal || !rb->to_node ||
+	    rebalance_class_alloc(&rb->base) ||
+	    rebalance_class_alloc(&rb->large)) {
 		mpol_rebalance_free(rb);
 		return -ENOMEM;
 	}
@@ -232,31 +382,69 @@ static bool rebalance_isolate(struct mpol_rebalance *rb, struct folio *folio,
 }
 
 /*
+ * First walk: count @folio, of which @nr pages are mapped in the range, in
+ * its kind.  A large folio only partly mapped in the range would move
+ * pages outside it, so it stays; so do large folios smaller than the
+ * largest size in the range, which is the one planned.
+ */
+static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
+			    int src, unsigned long nr)
+{
+	unsigned long pages = folio_nr_pages(folio);
+	int nid;
+
+	rb->cur[src] += nr;
+	rb->scanned += nr;
+	if (nr != pages) {
+		rb->fixed[src] += nr;
+		return;
+	}
+	if (pages == 1) {
+		rb->base.cur[src]++;
+		return;
+	}
+	if (pages > rb->unit) {
+		for (nid = 0; nid < nr_node_ids; nid++) {
+			rb->fixed[nid] += rb->large.cur[nid];
+			rb->large.cur[nid] = 0;
+		}
+		rb->unit = pages;
+	}
+	if (pages == rb->unit)
+		rb->large.cur[src] += pages;
+	else
+		rb->fixed[src] += pages;
+}
+
+/*
  * Count @folio, of which @nr pages are mapped in the range, in the first
- * walk; in the second, queue it if mpol_rebalance_pick() sends it
- * somewhere.  A large folio only partly mapped in the range would move
- * pages outside it, so it stays, and its pages are left to be reported as
- * not moved.
+ * walk; in the second, queue it if its kind's plan sends it somewhere.
  */
 static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 			    unsigned long nr)
 {
 	int src = folio_nid(folio);
+	struct mpol_rebalance_class *c;
 	long pages = nr;
 	int dst;
 
 	if (rb->counting) {
-		rb->cur[src] += nr;
-		rb->scanned += nr;
+		rebalance_count(rb, folio, src, nr);
 		return;
 	}
-	rb->seen[src] += nr;
 	if (nr != folio_nr_pages(folio))
 		return;
-	dst = mpol_rebalance_pick(rb, src, pages);
+	if (nr == 1)
+		c = &rb->base;
+	else if (nr == rb->unit)
+		c = &rb->large;
+	else
+		return;
+	c->seen[src] += nr;
+	dst = mpol_rebalance_pick(c, src, pages);
 	if (dst == NUMA_NO_NODE || !rebalance_isolate(rb, folio, dst))
 		return;
-	mpol_rebalance_take(rb, src, dst, pages);
+	mpol_rebalance_take(rb, c, src, dst, pages);
 }
 
 /* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
@@ -334,6 +522,27 @@ static const struct mm_walk_ops rebalance_walk_ops = {
 	.walk_lock = PGWALK_WRLOCK,
 };
 
+/* Start a plan for @c: its pages to send or take are @cur - @to. */
+static unsigned long rebalance_class_plan(struct mpol_rebalance_class *c)
+{
+	unsigned long needed = 0;
+	int nid;
+
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		c->target[nid] = (long)c->cur[nid] - c->target[nid];
+		c->share[nid] = c->target[nid];
+		c->seen[nid] = 0;
+		if (c->target[nid] > 0)
+			needed += c->target[nid];
+	}
+	return needed;
+}
+
+static void rebalance_class_clear(struct mpol_rebalance_class *c)
+{
+	memset(c->cur, 0, nr_node_ids * sizeof(*c->cur));
+}
+
 /**
  * mpol_rebalance_range - queue the pages that bring a range to its shares
  * @rb: state from mpol_rebalance_init()
@@ -343,11 +552,12 @@ static const struct mm_walk_ops rebalance_walk_ops = {
  * @nodes: the policy's nodes, stable while this runs
  * @weight: each node's effective weight (nr_node_ids entries)
  *
- * Counts the resident pages of [@start, @end) per node, works out each
- * node's share with mpol_rebalance_targets(), and isolates just enough
- * folios from nodes above their share, spread over the range, each queued
- * for a node below its share.  A large folio moves whole, so it is queued
- * only where it fits.  [@start, @end) must be under one policy.
+ * Counts the resident pages of [@start, @end) per node and kind, works out
+ * each node's share with mpol_rebalance_targets() and splits it between
+ * large folios and base pages with mpol_rebalance_split().  Then isolates
+ * just enough folios of each kind from nodes above their plan, spread over
+ * the range, each queued for a node below its plan.  [@start, @end) must
+ * be under one policy.
  *
  * Context: mmap_write_lock() held, so the VMA stays and no fault adds
  * pages between the two walks.  Reclaim, truncation or collapse can still
@@ -359,11 +569,15 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 			  unsigned long end, const nodemask_t *nodes,
 			  const u8 *weight)
 {
-	unsigned long total = 0, needed = 0;
+	unsigned long total = 0, needed;
 	int nid;
 
 	mmap_assert_write_locked(vma->vm_mm);
 	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
+	memset(rb->fixed, 0, nr_node_ids * sizeof(*rb->fixed));
+	rebalance_class_clear(&rb->base);
+	rebalance_class_clear(&rb->large);
+	rb->unit = 0;
 	rb->counting = true;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
 	for (nid = 0; nid < nr_node_ids; nid++)
@@ -371,14 +585,11 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 	if (!total)
 		return;
 
-	mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->target);
-	for (nid = 0; nid < nr_node_ids; nid++) {
-		rb->target[nid] = rb->cur[nid] - rb->target[nid];
-		rb->share[nid] = rb->target[nid];
-		rb->seen[nid] = 0;
-		if (rb->target[nid] > 0)
-			needed += rb->target[nid];
-	}
+	mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal);
+	mpol_rebalance_split(rb->unit, rb->base.cur, rb->large.cur, rb->fixed,
+			     rb->goal, rb->base.target, rb->large.target);
+	needed = rebalance_class_plan(&rb->base) +
+		 rebalance_class_plan(&rb->large);
 	rb->needed += needed;
 	if (!needed)
 		return;

@@ -14,21 +14,42 @@
 struct vm_area_struct;
 
 /**
+ * struct mpol_rebalance_class - the plan for one kind of folio in a range
+ * @cur: per-node pages of this kind in the range
+ * @target: per-node pages still to send (> 0) or take (< 0)
+ * @share: per-node pages to send (> 0) or take (< 0) in the range, fixed
+ *	for the second walk
+ * @seen: per-node pages of this kind the second walk has passed
+ *
+ * Each array has nr_node_ids entries.  Base pages and large folios are
+ * planned apart, because a large folio moves whole and fills a node's
+ * share only in steps of its size.
+ */
+struct mpol_rebalance_class {
+	unsigned long *cur;
+	long *target;
+	long *share;
+	unsigned long *seen;
+};
+
+/**
  * struct mpol_rebalance - state and result of one rebalance call
  * @flags: MPOL_MF_MOVE_ALL moves pages other processes map too
  * @scanned: resident pages looked at
- * @needed: pages that had to move: sum over VMAs and nodes of
- *	max(0, current - target)
+ * @needed: pages the plans of the ranges move: sum over ranges and
+ *	nodes of the positive shares of both classes
  * @queued: pages isolated and queued for migration
  * @moved: pages migrated
- * @to_queue: pages of the VMA being handled still to queue; the second
+ * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
- * @cur: per-node resident pages of the range being handled (nr_node_ids)
- * @target: per-node target of that range, then what is left to send or
- *	take (nr_node_ids)
- * @share: per-node pages to send (> 0) or take (< 0) in the range, fixed
- *	for the second walk (nr_node_ids)
- * @seen: per-node pages the second walk has passed (nr_node_ids)
+ * @unit: pages in the large folios planned in the range being handled
+ *	(the largest size there, fully mapped in it), 0 if it has none
+ * @cur: per-node resident pages of the range, of every kind
+ * @fixed: per-node pages that stay whatever the weights: large folios
+ *	only partly mapped in the range, or smaller than @unit
+ * @goal: per-node largest-remainder share of the range
+ * @base: the plan for base pages
+ * @large: the plan for large folios of @unit pages
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
  * @counting: true in the first walk over a range, false in the second
  *
@@ -42,10 +63,12 @@ struct mpol_rebalance {
 	unsigned long queued;
 	unsigned long moved;
 	unsigned long to_queue;
+	unsigned long unit;
 	unsigned long *cur;
-	long *target;
-	long *share;
-	unsigned long *seen;
+	unsigned long *fixed;
+	long *goal;
+	struct mpol_rebalance_class base;
+	struct mpol_rebalance_class large;
 	struct list_head *to_node;
 	bool counting;
 };
@@ -53,9 +76,15 @@ struct mpol_rebalance {
 void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 			    const u8 *weight, const nodemask_t *nodes,
 			    long *target);
+void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
+			  const unsigned long *large,
+			  const unsigned long *fixed, const long *goal,
+			  long *base_to, long *large_to);
 
-int mpol_rebalance_pick(const struct mpol_rebalance *rb, int src, long pages);
-void mpol_rebalance_take(struct mpol_rebalance *rb, int src, int dst,
+int mpol_rebalance_pick(const struct mpol_rebalance_class *c, int src,
+			long pages);
+void mpol_rebalance_take(struct mpol_rebalance *rb,
+			 struct mpol_rebalance_class *c, int src, int dst,
 			 long pages);
 
 int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags);

@@ -181,21 +181,22 @@ static void mpol_test_rebalance_targets_sum(struct kunit *test)
 static void rebal_spread_run(struct kunit *test, const u8 *w, long slack)
 {
 	struct mpol_rebalance rb = { };
+	struct mpol_rebalance_class c = { };
 	long needed = 0, moved = 0, wsum = 0, count, dev, worst = 0;
 	struct rebal_arrays a;
 	nodemask_t nodes;
 	int i, nid, dst, *node;
 
 	rebal_alloc(test, &a);
-	rb.cur = a.cur;
-	rb.target = a.target;
-	rb.share = kunit_kcalloc(test, nr_node_ids, sizeof(*rb.share),
-				 GFP_KERNEL);
-	rb.seen = kunit_kcalloc(test, nr_node_ids, sizeof(*rb.seen),
+	c.cur = a.cur;
+	c.target = a.target;
+	c.share = kunit_kcalloc(test, nr_node_ids, sizeof(*c.share),
 				GFP_KERNEL);
+	c.seen = kunit_kcalloc(test, nr_node_ids, sizeof(*c.seen),
+			       GFP_KERNEL);
 	node = kunit_kcalloc(test, REBAL_SPREAD_PAGES, sizeof(*node),
 			     GFP_KERNEL);
-	if (!rb.share || !rb.seen || !node)
+	if (!c.share || !c.seen || !node)
 		kunit_skip(test, "cannot allocate the layout");
 
 	nodes_clear(nodes);
@@ -206,22 +207,22 @@ static void rebal_spread_run(struct kunit *test, const u8 *w, long slack)
 	}
 	for (i = 0; i < REBAL_SPREAD_PAGES; i++) {
 		node[i] = i % REBAL_TEST_NODES;
-		rb.cur[node[i]]++;
+		c.cur[node[i]]++;
 	}
-	mpol_rebalance_targets(REBAL_SPREAD_PAGES, rb.cur, a.weight, &nodes,
-			       rb.target);
+	mpol_rebalance_targets(REBAL_SPREAD_PAGES, c.cur, a.weight, &nodes,
+			       c.target);
 	for (nid = 0; nid < REBAL_TEST_NODES; nid++) {
-		rb.target[nid] = rb.cur[nid] - rb.target[nid];
-		rb.share[nid] = rb.target[nid];
-		needed += max(0L, rb.target[nid]);
+		c.target[nid] = c.cur[nid] - c.target[nid];
+		c.share[nid] = c.target[nid];
+		needed += max(0L, c.target[nid]);
 	}
 	rb.to_queue = needed;
 	for (i = 0; i < REBAL_SPREAD_PAGES; i++) {
-		rb.seen[node[i]]++;
-		dst = mpol_rebalance_pick(&rb, node[i], 1);
+		c.seen[node[i]]++;
+		dst = mpol_rebalance_pick(&c, node[i], 1);
 		if (dst == NUMA_NO_NODE)
 			continue;
-		mpol_rebalance_take(&rb, node[i], dst, 1);
+		mpol_rebalance_take(&rb, &c, node[i], dst, 1);
 		node[i] = dst;
 		moved++;
 	}
@@ -257,6 +258,185 @@ static void mpol_test_rebalance_pick_spread(struct kunit *test)
 	rebal_spread_run(test, w5311, 2);
 }
 
+struct split_case {
+	unsigned long unit;
+	unsigned long base[REBAL_TEST_NODES];
+	unsigned long large[REBAL_TEST_NODES];
+	unsigned long fixed[REBAL_TEST_NODES];
+	u8 weight[REBAL_TEST_NODES];
+	long want_base[REBAL_TEST_NODES];
+	long want_large[REBAL_TEST_NODES];
+};
+
+/*
+ * Share the case's pages by its weights over nodes 0-3, split them, and
+ * check the plan: what each node ends with, and that it moves exactly
+ * @moved pages.
+ */
+static void split_run(struct kunit *test, const struct split_case *c,
+		      long moved)
+{
+	unsigned long *base, *large, *fixed, total = 0;
+	long *goal, *base_to, *large_to, sent = 0;
+	struct rebal_arrays a;
+	nodemask_t nodes;
+	int nid;
+
+	rebal_alloc(test, &a);
+	base = kunit_kcalloc(test, nr_node_ids, sizeof(*base), GFP_KERNEL);
+	large = kunit_kcalloc(test, nr_node_ids, sizeof(*large), GFP_KERNEL);
+	fixed = kunit_kcalloc(test, nr_node_ids, sizeof(*fixed), GFP_KERNEL);
+	goal = kunit_kcalloc(test, nr_node_ids, sizeof(*goal), GFP_KERNEL);
+	base_to = kunit_kcalloc(test, nr_node_ids, sizeof(*base_to),
+				GFP_KERNEL);
+	large_to = kunit_kcalloc(test, nr_node_ids, sizeof(*large_to),
+				 GFP_KERNEL);
+	if (!base || !large || !fixed || !goal || !base_to || !large_to)
+		kunit_skip(test, "cannot allocate the per-node arrays");
+	nodes_clear(nodes);
+	for (nid = 0; nid < REBAL_TEST_NODES; nid++) {
+		node_set(nid, nodes);
+		base[nid] = c->base[nid];
+		large[nid] = c->large[nid];
+		fixed[nid] = c->fixed[nid];
+		a.cur[nid] = base[nid] + large[nid] + fixed[nid];
+		a.weight[nid] = c->weight[nid];
+		total += a.cur[nid];
+	}
+	mpol_rebalance_targets(total, a.cur, a.weight, &nodes, goal);
+	mpol_rebalance_split(c->unit, base, large, fixed, goal, base_to,
+			     large_to);
+	for (nid = 0; nid < REBAL_TEST_NODES; nid++) {
+		KUNIT_EXPECT_EQ_MSG(test, base_to[nid], c->want_base[nid],
+				    "base pages, node %d", nid);
+		KUNIT_EXPECT_EQ_MSG(test, large_to[nid], c->want_large[nid],
+				    "large-folio pages, node %d", nid);
+		sent += max(0L, (long)base[nid] - base_to[nid]) +
+			max(0L, (long)large[nid] - large_to[nid]);
+	}
+	KUNIT_EXPECT_EQ(test, sent, moved);
+}
+
+/* Base pages only: the plan is the goal, as before large folios counted. */
+static void mpol_test_rebalance_split_base_only(struct kunit *test)
+{
+	static const struct split_case c = {
+		.base = { 1000, 1000, 1000, 1000 }, .weight = { 4, 2, 1, 1 },
+		.want_base = { 2000, 1000, 500, 500 },
+	};
+
+	split_run(test, &c, 1000);
+}
+
+/*
+ * 32 THPs at 4,2,1,1 (16/8/4/4) to 5,3,1,1: the goals 8192/4915/1639/1638
+ * are no multiples of 512.  Node 1 must gain a THP to be within one of its
+ * goal, and the cheapest giver is node 3, whose 1536 are 102 pages short
+ * of its goal where node 2's 2048 are 409 over.  One THP moves.
+ */
+static void mpol_test_rebalance_split_thp_not_multiple(struct kunit *test)
+{
+	static const struct split_case c = {
+		.unit = 512, .large = { 8192, 4096, 2048, 2048 },
+		.weight = { 5, 3, 1, 1 },
+		.want_large = { 8192, 4608, 2048, 1536 },
+	};
+
+	split_run(test, &c, 512);
+}
+
+/* THPs that fit their shares move whole and nothing else moves. */
+static void mpol_test_rebalance_split_thp_multiple(struct kunit *test)
+{
+	static const struct split_case c = {
+		.unit = 512, .large = { 4096, 4096, 4096, 4096 },
+		.weight = { 4, 2, 1, 1 },
+		.want_large = { 8192, 4096, 2048, 2048 },
+	};
+
+	split_run(test, &c, 4096);
+}
+
+/*
+ * THPs and base pages: 4 THPs on node 0 and 2048 base pages on node 1,
+ * at 3,1: goals 3072/1024.  Node 0 keeps its THPs (2048) and the base
+ * pages fill exactly: 1024 of them go to node 0.
+ */
+static void mpol_test_rebalance_split_mixed_exact(struct kunit *test)
+{
+	static const struct split_case c = {
+		.unit = 512, .base = { 0, 2048, 0, 0 },
+		.large = { 2048, 0, 0, 0 }, .weight = { 3, 1, 0, 0 },
+		.want_base = { 1024, 1024, 0, 0 },
+		.want_large = { 2048, 0, 0, 0 },
+	};
+
+	split_run(test, &c, 1024);
+}
+
+/*
+ * Too few base pages to fill exactly: 3 THPs and 100 base pages, all on
+ * node 0, at 1,1,1,1 (goals 409 each).  Nodes 0-2 hold a THP each, 103
+ * over; node 0's base pages go to node 3, which ends 309 short: none is a
+ * THP off its goal.
+ */
+static void mpol_test_rebalance_split_few_base(struct kunit *test)
+{
+	static const struct split_case c = {
+		.unit = 512, .base = { 100, 0, 0, 0 },
+		.large = { 1536, 0, 0, 0 }, .weight = { 1, 1, 1, 1 },
+		.want_base = { 0, 0, 0, 100 },
+		.want_large = { 512, 512, 512, 0 },
+	};
+
+	split_run(test, &c, 1124);
+}
+
+/*
+ * 8 THPs and 1000 base pages, 2/2/2/2 and 250 each, to 5,3,1,1: goals
+ * 2548/1529/510/509.  Nodes 2 and 3 keep one THP each (2 and 3 over) and
+ * send their base pages; nodes 0 and 1 take the THPs and fill with base
+ * pages, 5 short between them, taken alternately.
+ */
+static void mpol_test_rebalance_split_mixed_short(struct kunit *test)
+{
+	static const struct split_case c = {
+		.unit = 512, .base = { 250, 250, 250, 250 },
+		.large = { 1024, 1024, 1024, 1024 }, .weight = { 5, 3, 1, 1 },
+		.want_base = { 497, 503, 0, 0 },
+		.want_large = { 2048, 1024, 512, 512 },
+	};
+
+	split_run(test, &c, 1524);
+}
+
+/* Pages that cannot move count against their node's goal and stay. */
+static void mpol_test_rebalance_split_fixed(struct kunit *test)
+{
+	static const struct split_case c = {
+		.base = { 0, 1000, 0, 0 }, .fixed = { 1000, 0, 0, 0 },
+		.weight = { 1, 1, 0, 0 },
+		.want_base = { 0, 1000, 0, 0 },
+	};
+
+	split_run(test, &c, 0);
+}
+
+/*
+ * Fixed pages past a goal: 1500 on node 0 against a goal of 1000.  The
+ * base pages cannot make up for them and stay where they are.
+ */
+static void mpol_test_rebalance_split_fixed_past_goal(struct kunit *test)
+{
+	static const struct split_case c = {
+		.base = { 0, 500, 0, 0 }, .fixed = { 1500, 0, 0, 0 },
+		.weight = { 1, 1, 0, 0 },
+		.want_base = { 0, 500, 0, 0 },
+	};
+
+	split_run(test, &c, 0);
+}
+
 static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_exact),
 	KUNIT_CASE(mpol_test_rebalance_targets_remainder),
@@ -264,6 +444,14 @@ static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_drain),
 	KUNIT_CASE(mpol_test_rebalance_targets_sum),
 	KUNIT_CASE(mpol_test_rebalance_pick_spread),
+	KUNIT_CASE(mpol_test_rebalance_split_base_only),
+	KUNIT_CASE(mpol_test_rebalance_split_thp_not_multiple),
+	KUNIT_CASE(mpol_test_rebalance_split_thp_multiple),
+	KUNIT_CASE(mpol_test_rebalance_split_mixed_exact),
+	KUNIT_CASE(mpol_test_rebalance_split_few_base),
+	KUNIT_CASE(mpol_test_rebalance_split_mixed_short),
+	KUNIT_CASE(mpol_test_rebalance_split_fixed),
+	KUNIT_CASE(mpol_test_rebalance_split_fixed_past_goal),
 	{},
 };
 
