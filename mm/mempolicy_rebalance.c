@@ -182,7 +182,7 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 			  const unsigned long *fixed, const long *goal,
 			  long *base_to, long *large_to)
 {
-	long units = 0, excess = 0, room, best_room = 0, cost, best_cost = 0;
+	long units = 0, room, best_room = 0, cost, best_cost = 0;
 	int nid, best, tier, best_tier = 0;
 
 	for (nid = 0; nid < nr_node_ids; nid++) {
@@ -522,6 +522,16 @@ static const struct mm_walk_ops rebalance_walk_ops = {
 	.walk_lock = PGWALK_WRLOCK,
 };
 
+static bool rebalance_goal_set(const long *goal)
+{
+	int nid;
+
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (goal[nid])
+			return true;
+	return false;
+}
+
 /* Start a plan for @c: its pages to send or take are @cur - @to. */
 static unsigned long rebalance_class_plan(struct mpol_rebalance_class *c)
 {
@@ -586,6 +596,12 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 		return;
 
 	mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal);
+	/*
+	 * No node of the nodemask in effect has a weight left (a cpuset can
+	 * leave only nodes of weight 0): there is nowhere to move pages to.
+	 */
+	if (!rebalance_goal_set(rb->goal))
+		return;
 	mpol_rebalance_split(rb->unit, rb->base.cur, rb->large.cur, rb->fixed,
 			     rb->goal, rb->base.target, rb->large.target);
 	needed = rebalance_class_plan(&rb->base) +
