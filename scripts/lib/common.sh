@@ -16,7 +16,7 @@ KTREE=$BWAP_BUILD/linux          # patched kernel tree, a git repository
 # files under these paths are created and grown by the patches, and
 # scripts/export-series copies them back here (README.md files are ours,
 # not the kernel's).
-OWN_PATHS=(Kconfig.bwap mm include Documentation)
+OWN_PATHS=(mm include Documentation)
 
 # owned_files_in_repo: the owned files present in this repository, one a line.
 owned_files_in_repo() {
