@@ -22,6 +22,7 @@
  * cost the fewest moves while no node passes its share by a folio, and
  * base pages fill each node's remainder exactly where there are enough.
  */
+#include <linux/hugetlb.h>
 #include <linux/math64.h>
 #include <linux/mempolicy.h>
 #include <linux/migrate.h>
@@ -353,26 +354,34 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
  * mpol_rebalance_vma_ok - can rebalance handle @vma?
  * @vma: the VMA
  *
- * Rebalance handles private anonymous memory and shmem (including shared
- * anonymous memory); page cache of regular files and hugetlb are left
- * where they are.
+ * Rebalance handles private anonymous memory, shmem (including shared
+ * anonymous memory) and hugetlb; page cache of regular files is left
+ * where it is.
  *
  * Return: true if @vma's pages may be rebalanced.
  */
 bool mpol_rebalance_vma_ok(struct vm_area_struct *vma)
 {
-	if (!vma_migratable(vma) || is_vm_hugetlb_page(vma))
+	if (!vma_migratable(vma))
 		return false;
-	return vma_is_anonymous(vma) || vma_is_shmem(vma);
+	return vma_is_anonymous(vma) || vma_is_shmem(vma) ||
+	       is_vm_hugetlb_page(vma);
 }
 
-/* Queue @folio for @dst if it is ours to move; false if it stays. */
+/*
+ * Queue @folio for @dst if it is ours to move; false if it stays.
+ * @pt_shared: mapped through a page table other processes share (hugetlb)
+ */
 static bool rebalance_isolate(struct mpol_rebalance *rb, struct folio *folio,
-			      int dst)
+			      int dst, bool pt_shared)
 {
 	/* As mbind(): pages other processes map need MPOL_MF_MOVE_ALL. */
-	if (!(rb->flags & MPOL_MF_MOVE_ALL) && folio_likely_mapped_shared(folio))
+	if (!(rb->flags & MPOL_MF_MOVE_ALL) &&
+	    (folio_likely_mapped_shared(folio) || pt_shared))
 		return false;
+	/* A hugetlb folio is not on the LRU; isolate it from its hstate. */
+	if (folio_test_hugetlb(folio))
+		return isolate_hugetlb(folio, &rb->to_node[dst]);
 	if (!folio_isolate_lru(folio))
 		return false;
 	list_add_tail(&folio->lru, &rb->to_node[dst]);
@@ -419,9 +428,10 @@ static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 /*
  * Count @folio, of which @nr pages are mapped in the range, in the first
  * walk; in the second, queue it if its kind's plan sends it somewhere.
+ * @pt_shared: see rebalance_isolate()
  */
 static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
-			    unsigned long nr)
+			    unsigned long nr, bool pt_shared)
 {
 	int src = folio_nid(folio);
 	struct mpol_rebalance_class *c;
@@ -442,7 +452,7 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 		return;
 	c->seen[src] += nr;
 	dst = mpol_rebalance_pick(c, src, pages);
-	if (dst == NUMA_NO_NODE || !rebalance_isolate(rb, folio, dst))
+	if (dst == NUMA_NO_NODE || !rebalance_isolate(rb, folio, dst, pt_shared))
 		return;
 	mpol_rebalance_take(rb, c, src, dst, pages);
 }
@@ -483,7 +493,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 			folio = pmd_folio(*pmd);
 			if (!is_huge_zero_folio(folio))
 				rebalance_folio(rb, folio,
-						(end - addr) >> PAGE_SHIFT);
+						(end - addr) >> PAGE_SHIFT, false);
 		}
 		spin_unlock(ptl);
 		return !rb->counting && !rb->to_queue;
@@ -509,7 +519,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		/* Take a large folio's PTEs together, so it is seen once. */
 		if (folio_test_large(folio))
 			nr = folio_ptes_in_row(vma, folio, pte, addr, end);
-		rebalance_folio(rb, folio, nr);
+		rebalance_folio(rb, folio, nr, false);
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
@@ -517,8 +527,31 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	return !rb->counting && !rb->to_queue;
 }
 
+#ifdef CONFIG_HUGETLB_PAGE
+static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
+				   unsigned long addr, unsigned long end,
+				   struct mm_walk *walk)
+{
+	struct mpol_rebalance *rb = walk->private;
+	spinlock_t *ptl;	/* the huge page table's lock, held over the entry */
+	pte_t entry;
+
+	ptl = huge_pte_lock(hstate_vma(walk->vma), walk->mm, pte);
+	entry = huge_ptep_get(walk->mm, addr, pte);
+	if (pte_present(entry))
+		rebalance_folio(rb, pfn_folio(pte_pfn(entry)),
+				(end - addr) >> PAGE_SHIFT,
+				hugetlb_pmd_shared(pte));
+	spin_unlock(ptl);
+	return !rb->counting && !rb->to_queue;
+}
+#else
+#define rebalance_hugetlb_entry NULL
+#endif
+
 static const struct mm_walk_ops rebalance_walk_ops = {
 	.pmd_entry = rebalance_pmd_entry,
+	.hugetlb_entry = rebalance_hugetlb_entry,
 	.walk_lock = PGWALK_WRLOCK,
 };
 
@@ -615,6 +648,22 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
 }
 
+/*
+ * Where a queued folio goes: a base page or THP is allocated on the node
+ * as mbind() allocates it; a hugetlb folio takes a free huge page of the
+ * node's pool, never a fresh one, so the pools keep their sizes and a
+ * node whose pool is empty keeps what it has.
+ */
+static struct folio *rebalance_alloc_target(struct folio *src,
+					    unsigned long private)
+{
+	struct migration_target_control *mtc = (void *)private;
+
+	if (folio_test_hugetlb(src))
+		return alloc_hugetlb_folio_pool(folio_hstate(src), mtc->nid);
+	return alloc_migration_target(src, private);
+}
+
 /**
  * mpol_rebalance_finish - migrate the queued folios and account the call
  * @rb: state from mpol_rebalance_init(), freed here
@@ -637,7 +686,7 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 			continue;
 		mtc.nid = nid;
 		nr_succeeded = 0;
-		migrate_pages(&rb->to_node[nid], alloc_migration_target, NULL,
+		migrate_pages(&rb->to_node[nid], rebalance_alloc_target, NULL,
 			      (unsigned long)&mtc, MIGRATE_SYNC,
 			      MR_MEMPOLICY_MBIND, &nr_succeeded);
 		rb->moved += nr_succeeded;
