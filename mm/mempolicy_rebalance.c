@@ -121,37 +121,42 @@ static long split_cost(unsigned long unit, unsigned long base,
  * When no room is negative the rooms add up to the base pages and every
  * node ends exactly at its goal.  A negative room (a node a large folio
  * took past its goal, or whose fixed pages pass it) gets no base page,
- * so the base pages fall short of the other rooms; the shortfall is
- * taken off the nodes that receive base pages, one page at a time from
- * the one least short so far, so that no page moves that need not.
+ * so the base pages fall short of the other rooms.  The shortfall is
+ * taken off the nodes that receive base pages, evenly (each one's cut
+ * limited to what it receives, so no page moves that need not), the
+ * last pages from the lowest node ids.
  */
 static void split_base(const unsigned long *base, const unsigned long *fixed,
 		       const long *goal, const long *large_to, long *base_to)
 {
-	long excess = 0, short_by, best_short = 0;
-	int nid, best;
+	long excess = 0, step, least;
+	int nid, active;
 
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		base_to[nid] = max(0L, goal[nid] - (long)fixed[nid] -
 				       large_to[nid]);
 		excess += base_to[nid] - (long)base[nid];
 	}
-	for (; excess > 0; excess--) {
-		best = NUMA_NO_NODE;
+	while (excess > 0) {
+		active = 0;
+		least = 0;
 		for (nid = 0; nid < nr_node_ids; nid++) {
 			if (base_to[nid] <= (long)base[nid])
 				continue;
-			short_by = goal[nid] - (long)fixed[nid] -
-				   large_to[nid] - base_to[nid];
-			if (best == NUMA_NO_NODE || short_by < best_short) {
-				best = nid;
-				best_short = short_by;
-			}
+			if (!active++ || base_to[nid] - (long)base[nid] < least)
+				least = base_to[nid] - (long)base[nid];
 		}
 		/* Cannot happen: the rooms exceed the base pages by excess. */
-		if (WARN_ON_ONCE(best == NUMA_NO_NODE))
+		if (WARN_ON_ONCE(!active))
 			break;
-		base_to[best]--;
+		/* An even cut that leaves every receiver receiving. */
+		step = min(least, excess / active);
+		for (nid = 0; nid < nr_node_ids && excess > 0; nid++) {
+			if (base_to[nid] <= (long)base[nid])
+				continue;
+			base_to[nid] -= step ?: 1;
+			excess -= step ?: 1;
+		}
 	}
 }
 
