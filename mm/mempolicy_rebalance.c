@@ -51,8 +51,10 @@
  * remainders go first to the node holding more pages now, which keeps the
  * number of pages to move minimal, then to the lower node id.  With no
  * non-zero weight in @nodes every target is 0.
+ *
+ * Return: false if no node of @nodes has a non-zero weight.
  */
-void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
+bool mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 			    const u8 *weight, const nodemask_t *nodes,
 			    long *target)
 {
@@ -68,7 +70,7 @@ void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 		if (nid < nr_node_ids)
 			wsum += weight[nid];
 	if (!wsum)
-		return;
+		return false;
 
 	for_each_node_mask(nid, *nodes) {
 		if (nid >= nr_node_ids)
@@ -98,18 +100,19 @@ void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 		target[best]++;
 		given++;
 	}
+	return true;
 }
 
 /*
- * Pages node @nid sends away if it keeps or receives @units large folios of
- * @unit pages, with @room = goal - fixed pages to fill: the large folios it
- * has beyond @units, and the base pages it has beyond what is left of
- * @room.  A smaller value is a cheaper plan.
+ * Pages a node sends away if it keeps or receives @units large folios of
+ * @unit pages, with @avail = goal - fixed pages to fill: the large folios
+ * it has beyond @units, and the base pages it has beyond what is left of
+ * @avail.  A smaller value is a cheaper plan.
  */
 static long split_cost(unsigned long unit, unsigned long base,
-		       unsigned long large, long room, long units)
+		       unsigned long large, long avail, long units)
 {
-	long have = large / unit, left = room - units * (long)unit;
+	long have = large / unit, left = avail - units * (long)unit;
 
 	return max(0L, have - units) * (long)unit +
 	       max(0L, (long)base - max(0L, left));
@@ -199,16 +202,17 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 	for (; units > 0; units--) {
 		best = NUMA_NO_NODE;
 		for (nid = 0; nid < nr_node_ids; nid++) {
+			long avail = goal[nid] - (long)fixed[nid];
 			long given = large_to[nid] / (long)unit;
 
-			room = goal[nid] - (long)fixed[nid] - large_to[nid];
+			room = avail - large_to[nid];
 			if (room <= 0)
 				continue;
 			tier = room < (long)unit;
-			cost = split_cost(unit, base[nid], large[nid],
-					  goal[nid] - (long)fixed[nid], given + 1) -
-			       split_cost(unit, base[nid], large[nid],
-					  goal[nid] - (long)fixed[nid], given);
+			cost = split_cost(unit, base[nid], large[nid], avail,
+					  given + 1) -
+			       split_cost(unit, base[nid], large[nid], avail,
+					  given);
 			if (best == NUMA_NO_NODE || tier < best_tier ||
 			    (tier == best_tier &&
 			     (cost < best_cost ||
@@ -560,16 +564,6 @@ static const struct mm_walk_ops rebalance_walk_ops = {
 	.walk_lock = PGWALK_WRLOCK,
 };
 
-static bool rebalance_goal_set(const long *goal)
-{
-	int nid;
-
-	for (nid = 0; nid < nr_node_ids; nid++)
-		if (goal[nid])
-			return true;
-	return false;
-}
-
 /* Start a plan for @c: its pages to send or take are @cur - @to. */
 static unsigned long rebalance_class_plan(struct mpol_rebalance_class *c)
 {
@@ -633,12 +627,11 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 	if (!total)
 		return;
 
-	mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal);
 	/*
 	 * No node of the nodemask in effect has a weight left (a cpuset can
 	 * leave only nodes of weight 0): there is nowhere to move pages to.
 	 */
-	if (!rebalance_goal_set(rb->goal))
+	if (!mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal))
 		return;
 	mpol_rebalance_split(rb->unit, rb->base.cur, rb->large.cur, rb->fixed,
 			     rb->goal, rb->base.target, rb->large.target);

@@ -73,7 +73,7 @@ struct mpol_rebalance {
 	bool counting;
 };
 
-void mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
+bool mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 			    const u8 *weight, const nodemask_t *nodes,
 			    long *target);
 void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
