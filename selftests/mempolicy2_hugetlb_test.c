@@ -94,16 +94,8 @@ FIXTURE_TEARDOWN(hugetlb)
 static long bind_huge(FIXTURE_DATA(hugetlb) *self, const unsigned char *w,
 		      unsigned int flags)
 {
-	unsigned char weights[BWAP_MAXNODE] = { 0 };
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	struct mpol_args args;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		weights[self->nodes[i]] = w[i];
-	bwap_wi_args(&args, mask, self->nodes, 4, weights);
-	return bwap_mbind2(self->buf, NR_HUGE * HPAGE_SIZE, &args, sizeof(args),
-			   flags);
+	return bwap_mbind2_nodes(self->buf, NR_HUGE * HPAGE_SIZE, self->nodes, 4,
+				 w, flags);
 }
 
 /* Map NR_HUGE huge pages under @w and fill each with its own byte. */

@@ -181,15 +181,7 @@ FIXTURE_TEARDOWN(thp)
 static long bind_range(FIXTURE_DATA(thp) *self, const unsigned char *w,
 		       unsigned int flags)
 {
-	unsigned char weights[BWAP_MAXNODE] = { 0 };
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	struct mpol_args args;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		weights[self->nodes[i]] = w[i];
-	bwap_wi_args(&args, mask, self->nodes, 4, weights);
-	return bwap_mbind2(self->buf, self->len, &args, sizeof(args), flags);
+	return bwap_mbind2_nodes(self->buf, self->len, self->nodes, 4, w, flags);
 }
 
 static void expect_counts(struct __test_metadata *_metadata,

@@ -172,6 +172,25 @@ static inline void bwap_wi_args(struct mpol_args *args, unsigned long *mask,
 	args->il_weights = (unsigned long)weights;
 }
 
+/*
+ * mbind2() [@addr, @addr + @len) to MPOL_WEIGHTED_INTERLEAVE over @nodes,
+ * with weight @w[i] for node @nodes[i] (not indexed by node id).
+ */
+static inline long bwap_mbind2_nodes(void *addr, size_t len, const int *nodes,
+				     int nr_nodes, const unsigned char *w,
+				     unsigned int flags)
+{
+	unsigned char weights[BWAP_MAXNODE] = { 0 };
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	struct mpol_args args;
+	int i;
+
+	for (i = 0; i < nr_nodes; i++)
+		weights[nodes[i]] = w[i];
+	bwap_wi_args(&args, mask, nodes, nr_nodes, weights);
+	return bwap_mbind2(addr, len, &args, sizeof(args), flags);
+}
+
 /* A policy read back with get_mempolicy2(), nodemask and weights included. */
 struct bwap_policy {
 	struct mpol_args args;
