@@ -179,13 +179,7 @@ static int wi_target(unsigned long addr, const unsigned char *w)
 /* Give the whole range weighted interleave with weights @w (mbind2()). */
 static int bind_range_weights(char *p, const unsigned char *w)
 {
-	unsigned char table[BWAP_MAXNODE];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	struct mpol_args args;
-
-	weights_table(w, table);
-	bwap_wi_args(&args, mask, nodes, NN, table);
-	return bwap_mbind2(p, npages * PG, &args, sizeof(args), 0);
+	return bwap_mbind2_nodes(p, npages * PG, nodes, NN, w, 0);
 }
 
 /*
