@@ -432,6 +432,33 @@ TEST_F(rebalance, task_policy_anon_range)
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 3));
 }
 
+/*
+ * A shmem range without a shared policy is no rebalance unit: its pages
+ * belong to the file, placed by whichever task faulted them, and other
+ * processes may map them (an executable on tmpfs, a file in /dev/shm).
+ * The task policy that placed them does not move them.
+ */
+TEST_F(rebalance, task_policy_leaves_shmem_without_policy)
+{
+	int fd = memfd_create("bwap-no-policy", 0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, self->len));
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, self->p);
+	set_w(self, 1, 1, 1, 1);
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	fill_pages(self->p, NPAGES, 4);
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+
+	reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
+	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 4));
+}
+
 /* Policies of other modes, and their pages, are left alone. */
 TEST_F(rebalance, other_modes_untouched)
 {

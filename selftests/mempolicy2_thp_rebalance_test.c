@@ -80,18 +80,6 @@ FIXTURE_VARIANT_ADD(thp, always_mixed_5311) {
 	.enabled = "always", .c = &mixed_5311,
 };
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /* The selected mode of THP_ENABLED ("[madvise]" -> "madvise"). */
 static int read_thp_mode(char *mode, size_t size)
 {
@@ -147,7 +135,7 @@ FIXTURE_SETUP(thp)
 		SKIP(return, "Not enough NUMA nodes available (needs 4)");
 	if (read_thp_mode(self->saved_enabled, sizeof(self->saved_enabled)))
 		SKIP(return, "No transparent huge pages (%s)", THP_ENABLED);
-	ASSERT_EQ(0, write_file(THP_ENABLED, variant->enabled));
+	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, variant->enabled));
 
 	self->npages = (size_t)variant->c->huge * HPAGE_PAGES + variant->c->base;
 	self->len = self->npages * getpagesize();
@@ -174,7 +162,7 @@ FIXTURE_TEARDOWN(thp)
 	if (self->raw)
 		munmap(self->raw, self->raw_len);
 	if (self->saved_enabled[0])
-		write_file(THP_ENABLED, self->saved_enabled);
+		bwap_write_file(THP_ENABLED, self->saved_enabled);
 }
 
 /* mbind2 the range to @w on the fixture's first four nodes. */

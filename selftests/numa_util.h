@@ -328,12 +328,13 @@ static inline void bwap_touch_pages(char *p, size_t npages)
 }
 
 /*
- * Count the resident pages of [p, p + npages pages) per node with
- * move_pages(2) in query mode.  counts[] has BWAP_MAX_NODES entries.
- * Returns the number of pages not resident on any node (status < 0),
- * or -1 if move_pages itself failed.
+ * Count the resident pages of [p, p + npages pages) of process @pid (0:
+ * the caller) per node with move_pages(2) in query mode.  counts[] has
+ * BWAP_MAX_NODES entries.  Returns the number of pages not resident on
+ * any node (status < 0), or -1 if move_pages itself failed.
  */
-static inline long bwap_count_pages_per_node(char *p, size_t npages, long *counts)
+static inline long bwap_count_pid_pages(int pid, char *p, size_t npages,
+					long *counts)
 {
 	size_t psz = getpagesize(), i;
 	void **pages = calloc(npages, sizeof(*pages));
@@ -348,7 +349,7 @@ static inline long bwap_count_pages_per_node(char *p, size_t npages, long *count
 	}
 	for (i = 0; i < npages; i++)
 		pages[i] = p + i * psz;
-	if (bwap_move_pages(0, npages, pages, NULL, status, 0)) {
+	if (bwap_move_pages(pid, npages, pages, NULL, status, 0)) {
 		missing = -1;
 		goto out;
 	}
@@ -362,6 +363,12 @@ out:
 	free(pages);
 	free(status);
 	return missing;
+}
+
+/* bwap_count_pid_pages() for the calling process. */
+static inline long bwap_count_pages_per_node(char *p, size_t npages, long *counts)
+{
+	return bwap_count_pid_pages(0, p, npages, counts);
 }
 
 /*
@@ -455,6 +462,36 @@ static inline int bwap_bulk_alloc_count(size_t npages, long *counts)
 out:
 	close(fd);
 	return ret;
+}
+
+/* Write @text to the sysfs, procfs or debugfs file @path: 0, or -1. */
+static inline int bwap_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* The number a one-value file such as /proc/sys/kernel/X holds, or -1. */
+static inline long bwap_read_long(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
 }
 
 #endif /* BWAP_NUMA_UTIL_H */
