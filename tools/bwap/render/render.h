@@ -8,6 +8,16 @@
 
 #include "../lib/bwap.h"
 
+struct json_object;
+
+/* ---- chart.c / nochart.c: what bwapctl's charts share --------------------- */
+
+enum bwap_chart_format { BWAP_CHART_PNG, BWAP_CHART_SVG };
+/* From the file name: FILE.png or FILE.svg; -1 with err for anything else. */
+int bwap_chart_format(const char *path, char *err, size_t errlen);
+/* 'bwapctl bench': GB/s per kernel and placement, from its JSON. */
+int bwap_chart_bench(const char *path, struct json_object *bench, char *err, size_t errlen);
+
 /* ---- png.c: PNG files through libpng ----------------------------------- */
 
 /* RGB, 8 bits per channel, rows top to bottom; returns 0 or -1. */
