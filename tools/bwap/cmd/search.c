@@ -64,7 +64,9 @@ static void help(FILE *f)
 		   "  --dry-run           print the space in the model's order; run nothing\n"
 		   "  --keep-output       keep each run's output in STATE_DIR/search/out/\n"
 		   "  --top N             rows of the table (default 20; 0 = all run)\n"
-		   "  -o, --output F.png  score over page policy x page NUMA degree\n"
+		   "  -o, --output F.png  chart (.png or .svg): best speedup per page policy x\n"
+		   "                      page NUMA degree (dynamic bwapctl; else 'bwapctl\n"
+		   "                      report --from STATE_DIR/search/results.json')\n"
 		   "  --json              the whole result as JSON on stdout\n"
 		   "  --place-interval S  portable mode: place pages every S seconds (0.1)\n"
 		   "  --phases            COMMAND marks its phases: it writes each new phase's\n"
@@ -631,6 +633,7 @@ static json_object *result_json(const struct search_ctx *x, int all)
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 	int best = bwap_search_best(&x->s);
 
+	json_object_object_add(o, "bwapctl", json_object_new_string("search"));
 	json_object_object_add(o, "kernel", json_object_new_string(bwap_kernel_mode_name(x->mode)));
 	json_object_object_add(o, "matrix", json_object_new_string(x->m->source));
 	if (x->model_file)
@@ -1105,6 +1108,11 @@ int cmd_search(int argc, char **argv)
 			break;
 		case 'o':
 			x.png = optarg;
+			if (bwap_chart_format(optarg, err, sizeof(err)) < 0 ||
+			    bwap_charts_available(err, sizeof(err)) < 0) {
+				cli_error("search", "%s", err);
+				return 2;
+			}
 			break;
 		case OPT_JSON:
 			x.json = 1;
@@ -1224,9 +1232,14 @@ int cmd_search(int argc, char **argv)
 		ret = 1;
 	if (x.s.nr_phases && save_phase_weights(&x))
 		ret = 1;
-	if (x.png && bwap_search_png(x.png, &x.s, x.metric ? x.metric : "wall time", err, sizeof(err))) {
-		cli_error("search", "%s", err);
-		ret = 1;
+	if (x.png) {
+		json_object *o = result_json(&x, 0);
+
+		if (bwap_chart_search(x.png, o, err, sizeof(err))) {
+			cli_error("search", "%s", err);
+			ret = 1;
+		}
+		json_object_put(o);
 	}
 	if (x.json) {
 		json_object *o = result_json(&x, 0);

@@ -636,6 +636,18 @@ size_t bwap_llc_bytes(const unsigned char *cpus, int *level);
 /* 1 if the CPU says it is emulated (QEMU TCG), with why; else 0. */
 int bwap_cpu_is_emulated(char *why, size_t len);
 
+/* ---- searchlog.c: bwapd's search log, read back ----------------------- */
+
+/*
+ * Read STATE_DIR/search-PID.log: "point DWP METRIC SEARCH SETTLED" per
+ * measurement (the latest max kept), "settle DWP METRIC SEARCH" when a
+ * search converges (the latest in *settled; settled->search = -1 if
+ * none), "# metric: NAME".  Returns the points, or -1 with err.
+ */
+int bwap_search_log_read(const char *path, struct bwap_tuner_point *pts, int max,
+			 struct bwap_tuner_point *settled, char *metric_name, size_t namelen,
+			 char *err, size_t errlen);
+
 /* ---- util ------------------------------------------------------------- */
 
 /* Read a whole file into a NUL-terminated malloc()ed buffer; NULL on error (errno). */
