@@ -560,7 +560,7 @@ int cmd_bench(int argc, char **argv)
 		cli_error("bench", "unexpected argument '%s'; see 'bwapctl bench --help'", argv[optind]);
 		return 2;
 	}
-	if (out && bwap_chart_format(out, err, sizeof(err)) < 0) {
+	if (out && (bwap_chart_format(out, err, sizeof(err)) < 0 || bwap_charts_available(err, sizeof(err)) < 0)) {
 		cli_error("bench", "%s", err);
 		return 2;
 	}
@@ -682,6 +682,7 @@ int cmd_bench(int argc, char **argv)
 	{
 		json_object *o = bench_json(&x);
 		const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_SPACED |
 								  JSON_C_TO_STRING_NOSLASHESCAPE);
 
 		if (json)

@@ -61,6 +61,7 @@ struct bench_thread {
 	struct bwap_bench *b;
 	int index;
 	int pin_error;
+	double t0, t1;		/* when this thread started and ended its slice */
 	volatile double sum;	/* the read kernel's result, kept so it is not optimised away */
 };
 
@@ -132,22 +133,33 @@ static void *bench_thread_main(void *arg)
 		cmd = b->cmd;
 		if (cmd == CMD_EXIT)
 			return NULL;
+		t->t0 = now_sec();
 		if (cmd != CMD_NONE)
 			run_slice(b, t, cmd);
+		t->t1 = now_sec();
 		pthread_barrier_wait(&b->done);
 	}
 }
 
-/* Every thread does cmd on its slice; returns the seconds from start to the last one done. */
+/*
+ * Every thread does cmd on its slice; returns the seconds from the first
+ * thread's start to the last one's end, as the threads clocked them (the
+ * coordinating thread may run late, so its own clock would not do).
+ */
 static double run_all(struct bwap_bench *b, int cmd)
 {
+	struct bench_thread *t = b->threads;
 	double t0, t1;
 
 	b->cmd = cmd;
 	pthread_barrier_wait(&b->start);
-	t0 = now_sec();
 	pthread_barrier_wait(&b->done);
-	t1 = now_sec();
+	t0 = t[0].t0;
+	t1 = t[0].t1;
+	for (int i = 1; i < b->nr_threads; i++) {
+		t0 = t[i].t0 < t0 ? t[i].t0 : t0;
+		t1 = t[i].t1 > t1 ? t[i].t1 : t1;
+	}
 	return t1 - t0;
 }
 
