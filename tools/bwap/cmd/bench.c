@@ -122,17 +122,6 @@ static void progress(const struct bench_ctx *x, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static const char *counts_text(const long *v, char *buf, size_t len)
-{
-	size_t k = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < BWAP_MAX_NODES && k + 24 < len; i++)
-		if (v[i])
-			k += snprintf(buf + k, len - k, "%s%d:%ld", k ? " " : "", i, v[i]);
-	return buf[0] ? buf : "-";
-}
-
 static const char *weights_text(const struct bwap_bench_place *p, char *buf, size_t len)
 {
 	size_t k = 0;
@@ -256,7 +245,7 @@ static int place(struct bench_ctx *x, struct bench_row *r)
 		cli_error("bench", "%s: %s", r->name, err);
 		return -1;
 	}
-	progress(x, "%s: pages per node %s, as expected%s", r->name, counts_text(r->actual, buf, sizeof(buf)),
+	progress(x, "%s: pages per node %s, as expected%s", r->name, bwap_bench_counts_text(r->actual, buf, sizeof(buf)),
 		 r->place.method == BWAP_BENCH_MOVE_PAGES ? " (after move_pages)" : "");
 	return 0;
 }
@@ -451,7 +440,7 @@ static void print_table(const struct bench_ctx *x)
 		printf("# %s: weights %s%s; pages per node %s (verified)", r->name,
 		       weights_text(&r->place, wb, sizeof(wb)),
 		       r->dwp >= 0 ? (snprintf(db, sizeof(db), " at DWP %.2f", r->dwp), db) : "",
-		       counts_text(r->actual, buf, sizeof(buf)));
+		       bwap_bench_counts_text(r->actual, buf, sizeof(buf)));
 		if (r->place.method == BWAP_BENCH_MOVE_PAGES)
 			printf("; %ld moved", r->moved);
 		printf("\n");

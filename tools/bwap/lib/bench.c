@@ -256,15 +256,11 @@ static int interleave_node(bwap_nodeset nodes, const unsigned char *w, unsigned 
 static long apply_policy(struct bwap_bench *b, const struct bwap_bench_place *p, const unsigned char *w)
 {
 	unsigned long mask[MASK_LONGS] = { 0 };
-	unsigned char weights[MAXNODE] = { 0 };
 	size_t len = 3 * b->array_bytes;
-	struct mpol_args args;
 
 	for (int n = 0; n < BWAP_MAX_NODES; n++)
-		if (bwap_nodeset_has(p->nodes, n) && (p->method != BWAP_BENCH_MOVE_PAGES || w[n])) {
+		if (bwap_nodeset_has(p->nodes, n) && (p->method != BWAP_BENCH_MOVE_PAGES || w[n]))
 			mask[n / 64] |= 1UL << (n % 64);
-			weights[n] = w[n];
-		}
 	switch (p->method) {
 	case BWAP_BENCH_FIRST_TOUCH:
 		return 0;
@@ -274,13 +270,7 @@ static long apply_policy(struct bwap_bench *b, const struct bwap_bench_place *p,
 	case BWAP_BENCH_GLOBAL_WI:
 		return bwap_sys_mbind(b->region, len, BWAP_MPOL_WEIGHTED_INTERLEAVE, mask, MAXNODE, 0);
 	case BWAP_BENCH_OWN_WEIGHTS:
-		memset(&args, 0, sizeof(args));
-		args.mode = BWAP_MPOL_WEIGHTED_INTERLEAVE;
-		args.home_node = -1;
-		args.pol_maxnodes = MAXNODE;
-		args.pol_nodes = (uintptr_t)mask;
-		args.il_weights = (uintptr_t)weights;
-		return syscall(__NR_mbind2, (unsigned long)b->region, (unsigned long)len, &args, sizeof(args), 0);
+		return bwap_mbind_own_weights(b->region, len, p->nodes, w);
 	default:
 		errno = EINVAL;
 		return -1;
@@ -319,12 +309,11 @@ out:
 	return ret;
 }
 
-/* "0:1024 1:512" for the nodes with pages */
-static char *format_counts(const long *v, char *buf, size_t len)
+char *bwap_bench_counts_text(const long *v, char *buf, size_t len)
 {
 	size_t k = 0;
 
-	buf[0] = '\0';
+	snprintf(buf, len, "-");
 	for (int i = 0; i < BWAP_MAX_NODES && k + 24 < len; i++)
 		if (v[i])
 			k += snprintf(buf + k, len - k, "%s%d:%ld", k ? " " : "", i, v[i]);
@@ -418,8 +407,8 @@ int bwap_bench_place(struct bwap_bench *b, const struct bwap_bench_place *p, lon
 			char e[256], a[256];
 
 			snprintf(err, errlen, "%s did not happen: pages per node expected %s, actual %s",
-				 bwap_bench_method_name[p->method], format_counts(expected, e, sizeof(e)),
-				 format_counts(actual, a, sizeof(a)));
+				 bwap_bench_method_name[p->method], bwap_bench_counts_text(expected, e, sizeof(e)),
+				 bwap_bench_counts_text(actual, a, sizeof(a)));
 			return -1;
 		}
 	return 0;

@@ -167,6 +167,8 @@ long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long
 		    unsigned long maxnode, unsigned int flags);
 /* Task policy MPOL_WEIGHTED_INTERLEAVE over w->nodes with w->w as own weights. */
 long bwap_set_own_weights(const struct bwap_weights *w);
+/* The same as the VMA policy of [addr, addr + len) (mbind2), w indexed by node. */
+long bwap_mbind_own_weights(void *addr, unsigned long len, bwap_nodeset nodes, const unsigned char *w);
 /*
  * For bwapd (later issue): new weights for every weighted-interleave policy
  * of the process behind pidfd (process_mpol_reweight, nr 1003); flags 0 or
@@ -631,6 +633,8 @@ int bwap_bench_place(struct bwap_bench *b, const struct bwap_bench_place *p, lon
 /* One timed pass of kernel k over the arrays by all threads: GB/s (10^9 bytes/s). */
 double bwap_bench_run(struct bwap_bench *b, enum bwap_bench_kernel k);
 void bwap_bench_stop(struct bwap_bench *b);
+/* "0:1024 1:512": the nodes with pages in v[BWAP_MAX_NODES], "-" if none. */
+char *bwap_bench_counts_text(const long *v, char *buf, size_t len);
 /* Bytes of last-level cache of the CPUs (distinct instances added up); *level its level. 0 if unknown. */
 size_t bwap_llc_bytes(const unsigned char *cpus, int *level);
 /* 1 if the CPU says it is emulated (QEMU TCG), with why; else 0. */
