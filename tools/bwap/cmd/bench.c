@@ -219,7 +219,7 @@ static int load_capacity(struct bench_ctx *x, const struct matrix_opts *mo, int 
 	return 0;
 }
 
-static int bwap_weights_for(struct bench_ctx *x, double dwp, unsigned char *w)
+static int weights_at_dwp(struct bench_ctx *x, double dwp, unsigned char *w)
 {
 	struct bwap_weights bw;
 	char err[512];
@@ -296,7 +296,7 @@ static int sweep_dwp(struct bench_ctx *x, enum bwap_bench_method m)
 		tmp.name = "bwap-dwp sweep";
 		tmp.place.method = m;
 		tmp.place.nodes = x->mem;
-		if (bwap_weights_for(x, dwp, tmp.place.w) || place(x, &tmp))
+		if (weights_at_dwp(x, dwp, tmp.place.w) || place(x, &tmp))
 			return -1;
 		bwap_bench_run(&x->b, BWAP_BENCH_TRIAD);
 		for (int k = 0; k < x->repeats; k++)
@@ -647,7 +647,7 @@ int cmd_bench(int argc, char **argv)
 		struct bench_row *r = add_row(&x, "bwap-canonical", bwap_method, x.mem);
 
 		r->dwp = 0;
-		if (bwap_weights_for(&x, 0, r->place.w))
+		if (weights_at_dwp(&x, 0, r->place.w))
 			goto stop;
 	}
 	for (int i = 0; i < x.nr_rows; i++) {
@@ -661,7 +661,7 @@ int cmd_bench(int argc, char **argv)
 		struct bench_row *r = add_row(&x, "bwap-dwp", bwap_method, x.mem);
 
 		r->dwp = x.best_dwp;
-		if (bwap_weights_for(&x, x.best_dwp, r->place.w) || place(&x, r))
+		if (weights_at_dwp(&x, x.best_dwp, r->place.w) || place(&x, r))
 			goto stop;
 		measure_row(&x, r);
 	}
