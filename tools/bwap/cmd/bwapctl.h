@@ -17,7 +17,7 @@ enum cli_opt {
 	OPT_SHARED, OPT_DEMAND, OPT_SEARCH, OPT_WAIT, OPT_PUSHES, OPT_TIMEOUT, OPT_CPU_WINDOW,
 	OPT_GLOBAL, OPT_DRY_RUN, OPT_PLACE_INTERVAL, OPT_VIA_KERNEL, OPT_METRIC, OPT_BETTER, OPT_MIN_TIME,
 	OPT_BUDGET, OPT_THREAD_DEGREES, OPT_PAGE_DEGREES, OPT_POLICIES, OPT_MODEL_MATRIX, OPT_KEEP_OUTPUT,
-	OPT_TOP, OPT_PHASES, OPT_PHASE_WEIGHTS, OPT_END
+	OPT_TOP, OPT_PHASES, OPT_PHASE_WEIGHTS, OPT_SAVE, OPT_FROM, OPT_END
 };
 
 #define CLI_HELP_OPTION { "help", no_argument, NULL, 'h' }
@@ -108,6 +108,7 @@ int cmd_detach(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 int cmd_search(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 /* The per-node table of a placement, for place and run. */
 void place_print(FILE *f, const struct bwap_place_stats *st, long pid);
 

@@ -15,6 +15,7 @@ static const struct {
 	{ "weights", cmd_weights, "canonical weights for a worker set; apply them to sysfs" },
 	{ "run", cmd_run, "run a program on the workers with its own canonical weights" },
 	{ "place", cmd_place, "move a process's pages to its weighted shares (move_pages)" },
+	{ "bench", cmd_bench, "STREAM-style bandwidth under each placement: does BWAP help here?" },
 	{ "search", cmd_search, "find the best thread and page placement for a command" },
 	{ "model", cmd_model, "predict throughput of placements (MODELLED, not measured)" },
 	{ "report", cmd_report, "PNG of the matrix and weights, or of bwapd's DWP search" },

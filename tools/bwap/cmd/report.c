@@ -1,20 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
-/* bwapctl report: the matrix and the weights as one PNG. */
+/*
+ * bwapctl report: charts.  The matrix and the weights, bwapd's DWP search
+ * curve, or a result JSON (bench, search) written anywhere, drawn here.
+ */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 
 #include "bwapctl.h"
 
 static void help(FILE *f)
 {
-	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png [OPTIONS]\n"
-		   "       bwapctl report --search PID|LOG -o FILE.png [--state-dir DIR]\n\n"
+	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png|FILE.svg [OPTIONS]\n"
+		   "       bwapctl report --search PID|LOG -o FILE.png [--state-dir DIR]\n"
+		   "       bwapctl report --from FILE.json -o FILE.png\n\n"
 		   "Draws the bandwidth matrix as a heatmap (row = CPU node, column = memory\n"
 		   "node, GB/s in each cell, blue = slow, red = fast) and the canonical\n"
-		   "weights for SET as a bar chart (workers orange, percentages on top).\n\n"
+		   "weights for SET as a bar chart (workers orange, percentages on top).\n"
+		   "Charts are PNG or SVG, as the file name says; the static bwapctl of the\n"
+		   "guests draws none: copy its JSON or log out and draw it here.\n\n"
 		   "  --workers SET    worker nodes\n"
-		   "  -o, --output F   the PNG to write\n"
+		   "  -o, --output F   the chart to write, F.png or F.svg\n"
+		   "  --from FILE      draw a result JSON: 'bwapctl bench --save FILE' or\n"
+		   "                   'bwapctl search' (STATE_DIR/search/results.json)\n"
 		   "  --dwp X          chart canonical weights with this DWP\n"
 		   "  --search PID|LOG plot bwapd's DWP search instead: DWP across, the metric\n"
 		   "                   up (lower is better), one dot per measurement in search\n"
@@ -36,9 +46,9 @@ static int report_search(const char *what, const char *state_dir, const char *ou
 		snprintf(path, sizeof(path), "%s/search-%s.log", state_dir, what);
 	else
 		snprintf(path, sizeof(path), "%s", what);
-	n = bwap_curve_read_log(path, pts, BWAP_TUNER_MAX_HISTORY, &settled, name, sizeof(name), err,
-				sizeof(err));
-	if (n < 0 || bwap_curve_png(out, pts, n, &settled, name, path, err, sizeof(err))) {
+	n = bwap_search_log_read(path, pts, BWAP_TUNER_MAX_HISTORY, &settled, name, sizeof(name), err,
+				 sizeof(err));
+	if (n < 0 || bwap_chart_curve(out, pts, n, &settled, name, path, err, sizeof(err))) {
 		cli_error("report", "%s", err);
 		return 1;
 	}
@@ -51,6 +61,44 @@ static int report_search(const char *what, const char *state_dir, const char *ou
 	return 0;
 }
 
+/* A bench or search result JSON, whichever it is. */
+static int report_from(const char *file, const char *out)
+{
+	char *text = bwap_read_file(file, NULL), err[512];
+	enum json_tokener_error jerr = json_tokener_success;
+	json_object *o, *kind;
+	const char *what;
+	int ret;
+
+	if (!text) {
+		cli_error("report", "--from %s: %s", file, strerror(errno));
+		return 1;
+	}
+	o = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!o) {
+		cli_error("report", "--from %s: not JSON: %s", file, json_tokener_error_desc(jerr));
+		return 1;
+	}
+	what = json_object_object_get_ex(o, "bwapctl", &kind) ? json_object_get_string(kind) :
+	       json_object_object_get_ex(o, "points", &kind) ? "search" : "";
+	if (!strcmp(what, "bench"))
+		ret = bwap_chart_bench(out, o, err, sizeof(err));
+	else if (!strcmp(what, "search"))
+		ret = bwap_chart_search(out, o, err, sizeof(err));
+	else {
+		snprintf(err, sizeof(err), "not a result bwapctl draws (from 'bwapctl bench' or 'bwapctl search')");
+		ret = -1;
+	}
+	json_object_put(o);
+	if (ret) {
+		cli_error("report", "--from %s: %s", file, err);
+		return 1;
+	}
+	printf("wrote %s: the %s result in %s\n", out, what, file);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct matrix_opts mo;
@@ -58,7 +106,7 @@ int cmd_report(int argc, char **argv)
 	struct bwap_weights w;
 	struct place_opts po;
 	bwap_nodeset nodes = 0;
-	const char *out = NULL, *search = NULL;
+	const char *out = NULL, *search = NULL, *from = NULL;
 	char err[512] = "";
 
 	matrix_opts_init(&mo);
@@ -67,6 +115,7 @@ int cmd_report(int argc, char **argv)
 		{ "workers", required_argument, NULL, OPT_WORKERS },
 		{ "output", required_argument, NULL, 'o' },
 		{ "search", required_argument, NULL, OPT_SEARCH },
+		{ "from", required_argument, NULL, OPT_FROM },
 		{ "dwp", required_argument, NULL, OPT_DWP },
 		CLI_MATRIX_OPTIONS,
 		CLI_HELP_OPTION,
@@ -96,18 +145,31 @@ int cmd_report(int argc, char **argv)
 		case OPT_SEARCH:
 			search = optarg;
 			break;
+		case OPT_FROM:
+			from = optarg;
+			break;
 		}
 	}
 	if (optind < argc) {
 		cli_error("report", "unexpected argument '%s'; see 'bwapctl report --help'", argv[optind]);
 		return 2;
 	}
-	if (search && out)
-		return report_search(search, mo.state_dir, out);
-	if (!po.workers || !out) {
-		cli_error("report", "--workers SET and -o FILE.png are required");
+	if (!out) {
+		cli_error("report", "-o FILE.png (or FILE.svg) is required");
 		return 2;
 	}
+	if (bwap_chart_format(out, err, sizeof(err)) < 0 || bwap_charts_available(err, sizeof(err)) < 0) {
+		cli_error("report", "%s", err);
+		return 2;
+	}
+	if (!!search + !!from + !!po.workers != 1) {
+		cli_error("report", "give one of --workers SET, --search PID|LOG or --from FILE.json");
+		return 2;
+	}
+	if (search)
+		return report_search(search, mo.state_dir, out);
+	if (from)
+		return report_from(from, out);
 	m = malloc(sizeof(*m));
 	if (!m || matrix_opts_load(&mo, m))
 		return 1;
@@ -116,7 +178,7 @@ int cmd_report(int argc, char **argv)
 			if (m->bw[c][i] >= 0)
 				nodes |= BWAP_NODE_BIT(i);
 	if (canonical_weights("report", m, po.workers, nodes, po.dwp, 255, &w) ||
-	    bwap_report_png(out, m, &w, po.workers, err, sizeof(err))) {
+	    bwap_chart_report(out, m, &w, po.workers, err, sizeof(err))) {
 		if (err[0])
 			cli_error("report", "%s", err);
 		free(m);

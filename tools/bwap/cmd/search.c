@@ -3,7 +3,9 @@
  * bwapctl search: run a command under configurations of thread nodes,
  * scatter/contiguous, thread count, page policy and page nodes (the space
  * and order of lib/search.c), score each run, and report the best with
- * the command line that reproduces it.  Options and output only.
+ * the command line that reproduces it.  This file: options, the loop over
+ * the points and its progress line; search_run.c runs one point,
+ * search_output.c writes what was found.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,9 +26,7 @@
 
 #include <json-c/json.h>
 
-#include "bwapctl.h"
-
-#define MAX_OUTPUT (1 << 20)	/* bytes of a run's stdout kept for --metric */
+#include "search.h"
 
 static void help(FILE *f)
 {
@@ -64,7 +64,9 @@ static void help(FILE *f)
 		   "  --dry-run           print the space in the model's order; run nothing\n"
 		   "  --keep-output       keep each run's output in STATE_DIR/search/out/\n"
 		   "  --top N             rows of the table (default 20; 0 = all run)\n"
-		   "  -o, --output F.png  score over page policy x page NUMA degree\n"
+		   "  -o, --output F.png  chart (.png or .svg): best speedup per page policy x\n"
+		   "                      page NUMA degree (dynamic bwapctl; else 'bwapctl\n"
+		   "                      report --from STATE_DIR/search/results.json')\n"
 		   "  --json              the whole result as JSON on stdout\n"
 		   "  --place-interval S  portable mode: place pages every S seconds (0.1)\n"
 		   "  --phases            COMMAND marks its phases: it writes each new phase's\n"
@@ -79,759 +81,22 @@ static void help(FILE *f)
 		matrix_opts_help);
 }
 
-static volatile sig_atomic_t interrupted;
-static volatile pid_t running_child;
+volatile sig_atomic_t search_interrupted;
+volatile pid_t search_running_child;
 
 static void on_signal(int sig)
 {
-	interrupted = 1;
-	if (running_child > 0)
-		kill(running_child, sig);
+	search_interrupted = 1;
+	if (search_running_child > 0)
+		kill(search_running_child, sig);
 }
 
-struct search_ctx {
-	struct bwap_search_space s;
-	struct bwap_search_opts o;
-	struct bwap_matrix *m;
-	enum bwap_kernel_mode mode;
-	char **cmd;
-	int nr_cmd;
-	const char *metric;
-	regex_t re;
-	long repeats;
-	double min_time, time_limit, place_interval;
-	long budget;
-	int keep_output, dry_run, json, top;
-	int phases;			/* --phases: BWAP_PHASE is a FIFO in dir */
-	char fifo[4200];
-	const char *png, *state_dir, *matrix_file, *model_file;
-	int hmat, hmat_estimate;
-	char dir[4096];
-	int runs_done;
-	double started;
-};
-
-static double now(void)
+double search_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static char *cpus_text(const struct search_ctx *x, const struct bwap_search_point *p, int places,
-		       char *buf, size_t len)
-{
-	int cpus[BWAP_MAX_CPUS], n = bwap_search_point_cpus(&x->s, p, cpus);
-	size_t k = 0;
-
-	buf[0] = 0;
-	for (int i = 0; i < n && k < len; i++)
-		k += snprintf(buf + k, len - k, places ? "%s{%d}" : "%s%d", i ? "," : "", cpus[i]);
-	return buf;
-}
-
-static void point_weights(const struct search_ctx *x, const struct bwap_search_point *p, struct bwap_weights *w)
-{
-	memset(w, 0, sizeof(*w));
-	w->nr_nodes = x->s.nr_nodes;
-	w->nodes = p->page_nodes;
-	for (int n = 0; n < x->s.nr_nodes; n++)
-		w->w[n] = p->weights[n];
-}
-
-/* In the child: CPU mask, OpenMP environment, page policy; then exec. */
-static void child_exec(const struct search_ctx *x, const struct bwap_search_point *p)
-{
-	unsigned char mask[BWAP_MAX_CPUS] = { 0 };
-	unsigned long nodes[2] = { 0 };
-	int cpus[BWAP_MAX_CPUS], n = bwap_search_point_cpus(&x->s, p, cpus);
-	char buf[8192], **argv = calloc(x->nr_cmd + 1, sizeof(char *));
-	long r = 0;
-
-	for (int i = 0; i < n; i++)
-		mask[cpus[i]] = 1;
-	if (bwap_pin_to_cpus(0, mask)) {
-		fprintf(stderr, "bwapctl search: cannot set the CPU mask %s: %s\n",
-			cpus_text(x, p, 0, buf, sizeof(buf)), strerror(errno));
-		_exit(126);
-	}
-	snprintf(buf, sizeof(buf), "%d", p->nr_threads);
-	setenv("OMP_NUM_THREADS", buf, 1);
-	setenv("OMP_PLACES", cpus_text(x, p, 1, buf, sizeof(buf)), 1);
-	setenv("OMP_PROC_BIND", "close", 1);
-	snprintf(buf, sizeof(buf), "%d", p->id);
-	setenv("BWAP_SEARCH_POINT", buf, 1);
-	if (x->phases)
-		setenv("BWAP_PHASE", x->fifo, 1);
-	switch (p->policy) {
-	case BWAP_PAGES_FIRST_TOUCH:
-		r = syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
-		break;
-	case BWAP_PAGES_LOCALITY:
-		nodes[0] = p->thread_nodes;
-		r = syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */, nodes, (unsigned long)BWAP_MAX_NODES + 1);
-		break;
-	case BWAP_PAGES_INTERLEAVE:
-		r = bwap_set_own_interleave(p->page_nodes, 0);
-		break;
-	default:
-		if (x->mode == BWAP_KERNEL_SERIES) {
-			struct bwap_weights w;
-
-			point_weights(x, p, &w);
-			r = bwap_set_own_weights(&w);
-		} else {
-			/* portable: interleave now, the parent moves pages to the weights' shares */
-			r = bwap_set_own_interleave(p->page_nodes, 0);
-		}
-	}
-	if (r) {
-		fprintf(stderr, "bwapctl search: cannot set the %s policy: %s\n", bwap_page_policy_name[p->policy],
-			strerror(errno));
-		_exit(126);
-	}
-	snprintf(buf, sizeof(buf), "%d", p->nr_threads);
-	for (int i = 0; i < x->nr_cmd; i++) {
-		const char *at = strstr(x->cmd[i], "{threads}");
-
-		if (!at) {
-			argv[i] = x->cmd[i];
-			continue;
-		}
-		if (asprintf(&argv[i], "%.*s%s%s", (int)(at - x->cmd[i]), x->cmd[i], buf, at + 9) < 0)
-			_exit(126);
-	}
-	execvp(argv[0], argv);
-	fprintf(stderr, "bwapctl search: cannot run '%s': %s\n", argv[0], strerror(errno));
-	_exit(127);
-}
-
-/* The number the metric matches in out (last match), or NAN. */
-static double metric_value(const struct search_ctx *x, const char *out)
-{
-	regmatch_t mt[2];
-	double v = NAN;
-	const char *at = out;
-
-	while (*at && !regexec(&x->re, at, 2, mt, at == out ? 0 : REG_NOTBOL)) {
-		int g = mt[1].rm_so >= 0 ? 1 : 0;
-		char num[64], *end;
-		int len = mt[g].rm_eo - mt[g].rm_so;
-
-		if (len > 0 && len < (int)sizeof(num)) {
-			memcpy(num, at + mt[g].rm_so, len);
-			num[len] = 0;
-			double d = strtod(num, &end);
-
-			v = end != num && isfinite(d) ? d : NAN;
-		}
-		if (mt[0].rm_eo == 0)
-			break;
-		at += mt[0].rm_eo;
-	}
-	return v;
-}
-
-/*
- * --keep-output: what this point applies, in search-probe's words, so a
- * test can hold the probe's report against it (guest/bwapctl-guest-search).
- */
-static void write_claim(const struct search_ctx *x, const struct bwap_search_point *p)
-{
-	int cpus[BWAP_MAX_CPUS], n = bwap_search_point_cpus(&x->s, p, cpus), sorted[BWAP_MAX_CPUS];
-	char path[4200], a[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/out/%d.claim", x->dir, p->id);
-	f = fopen(path, "w");
-	if (!f)
-		return;
-	memcpy(sorted, cpus, n * sizeof(int));
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-			int t = sorted[j];
-
-			sorted[j] = sorted[j - 1];
-			sorted[j - 1] = t;
-		}
-	fprintf(f, "probe cpus ");
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%s%d", i ? "," : "", sorted[i]);
-	fprintf(f, "\nprobe threads %d\nprobe thread-cpus ", p->nr_threads);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%s%d", i ? "," : "", cpus[i]);
-	fprintf(f, "\n");
-	switch (p->policy) {
-	case BWAP_PAGES_FIRST_TOUCH:
-		fprintf(f, "probe policy default\n");
-		break;
-	case BWAP_PAGES_LOCALITY:
-		fprintf(f, "probe policy bind nodes %s\n", bwap_nodeset_format(p->thread_nodes, a, sizeof(a)));
-		break;
-	default:
-		if (p->policy == BWAP_PAGES_INTERLEAVE || x->mode != BWAP_KERNEL_SERIES) {
-			fprintf(f, "probe policy interleave nodes %s\n", bwap_nodeset_format(p->page_nodes, a, sizeof(a)));
-		} else {
-			fprintf(f, "probe policy weighted nodes %s weights", bwap_nodeset_format(p->page_nodes, a, sizeof(a)));
-			for (int i = 0; i < x->s.nr_nodes; i++)
-				fprintf(f, "%s%d", i ? "," : " ", p->weights[i]);
-			fprintf(f, "\n");
-		}
-	}
-	/* where pages may be (first-touch, bind), or the interleave weights */
-	fprintf(f, "claim pages %s %s ", p->policy == BWAP_PAGES_FIRST_TOUCH ? "on" :
-		p->policy == BWAP_PAGES_LOCALITY ? "on" : "weights",
-		bwap_nodeset_format(p->policy < BWAP_PAGES_INTERLEAVE ? p->thread_nodes : p->page_nodes, a, sizeof(a)));
-	for (int i = 0; i < x->s.nr_nodes; i++)
-		fprintf(f, "%s%d", i ? "," : "", p->policy < BWAP_PAGES_INTERLEAVE ?
-			bwap_nodeset_has(p->thread_nodes, i) : p->weights[i]);
-	fprintf(f, "\n");
-	fclose(f);
-}
-
-/* The index of phase name, added if new; -1 when there are too many. */
-static int phase_index(struct search_ctx *x, const char *name)
-{
-	for (int k = 0; k < x->s.nr_phases; k++)
-		if (!strcmp(x->s.phase[k], name))
-			return k;
-	if (x->s.nr_phases == BWAP_SEARCH_MAX_PHASES) {
-		fprintf(stderr, "bwapctl search: phase '%s' ignored: at most %d phases\n", name,
-			BWAP_SEARCH_MAX_PHASES);
-		return -1;
-	}
-	snprintf(x->s.phase[x->s.nr_phases], BWAP_PHASE_NAME_MAX, "%s", name);
-	return x->s.nr_phases++;
-}
-
-/* Phase lines read so far from the FIFO: each "NAME\n" ends the current phase at t. */
-static void phase_lines(struct search_ctx *x, char *buf, size_t *len, double t, int *cur, double *since,
-			double *phase_secs)
-{
-	char *nl;
-
-	while ((nl = memchr(buf, '\n', *len))) {
-		*nl = 0;
-		if (*cur >= 0)
-			phase_secs[*cur] += t - *since;
-		*cur = buf[0] ? phase_index(x, buf) : -1;
-		if (*cur >= 0 && isnan(phase_secs[*cur]))
-			phase_secs[*cur] = 0;
-		*since = t;
-		*len -= nl + 1 - buf;
-		memmove(buf, nl + 1, *len);
-	}
-	if (*len >= BWAP_PHASE_NAME_MAX)
-		*len = 0;	/* a line too long for a phase name: dropped */
-}
-
-/* One run of the point; its score into *score.  0, or -1 (a message printed). */
-static int run_once(struct search_ctx *x, struct bwap_search_point *p, double *score, double *secs,
-		    double *phase_secs)
-{
-	int rfd = -1, wfd = -1, cur = -1;
-	char pbuf[BWAP_PHASE_NAME_MAX + 2];
-	size_t plen = 0;
-	double since = 0;
-	int fds[2], status;
-	char *out = malloc(MAX_OUTPUT + 1), err[512];
-	size_t len = 0;
-	double t0;
-	pid_t pid;
-	struct bwap_weights w;
-	int portable = p->policy >= BWAP_PAGES_DWP0 && x->mode != BWAP_KERNEL_SERIES;
-
-	if (!out || pipe2(fds, O_CLOEXEC)) {
-		free(out);
-		cli_error("search", "pipe: %s", strerror(errno));
-		return -1;
-	}
-	point_weights(x, p, &w);
-	if (x->keep_output)
-		write_claim(x, p);
-	for (int k = 0; k < BWAP_SEARCH_MAX_PHASES; k++)
-		phase_secs[k] = NAN;
-	if (x->phases) {
-		/* our own writer end keeps the FIFO from hanging up between the program's opens */
-		rfd = open(x->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		wfd = rfd < 0 ? -1 : open(x->fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-		if (wfd < 0) {
-			cli_error("search", "cannot open the phase FIFO %s: %s", x->fifo, strerror(errno));
-			if (rfd >= 0)
-				close(rfd);
-			free(out);
-			return -1;
-		}
-	}
-	t0 = now();
-	pid = fork();
-	if (pid < 0) {
-		cli_error("search", "fork: %s", strerror(errno));
-		free(out);
-		return -1;
-	}
-	if (!pid) {
-		dup2(fds[1], 1);
-		child_exec(x, p);
-	}
-	running_child = pid;
-	close(fds[1]);
-	for (;;) {
-		struct pollfd pf[2] = { { fds[0], POLLIN, 0 }, { rfd, POLLIN, 0 } };
-		int timeout = portable ? (int)(x->place_interval * 1000) : -1;
-		int r = poll(pf, rfd >= 0 ? 2 : 1, timeout);
-		ssize_t got;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r > 0 && rfd >= 0 && (pf[1].revents & POLLIN)) {
-			got = read(rfd, pbuf + plen, sizeof(pbuf) - 1 - plen);
-			if (got > 0) {
-				plen += got;
-				if (cur < 0 && since == 0)
-					since = t0;
-				phase_lines(x, pbuf, &plen, now(), &cur, &since, phase_secs);
-			}
-			if (!(pf[0].revents & (POLLIN | POLLHUP)))
-				continue;
-		}
-		if (r == 0) {
-			struct bwap_place_stats st;
-
-			bwap_place_pages(pid, &w, 0, &st, err, sizeof(err));
-			continue;
-		}
-		got = read(fds[0], out + len, len < MAX_OUTPUT ? MAX_OUTPUT - len : 0);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			if (len >= MAX_OUTPUT && got == 0 && r > 0) {
-				char sink[4096];
-
-				if (read(fds[0], sink, sizeof(sink)) > 0)
-					continue;
-			}
-			break;
-		}
-		len += got;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	running_child = 0;
-	*secs = now() - t0;
-	if (rfd >= 0) {
-		ssize_t got;
-
-		while ((got = read(rfd, pbuf + plen, sizeof(pbuf) - 1 - plen)) > 0) {
-			plen += got;
-			phase_lines(x, pbuf, &plen, t0 + *secs, &cur, &since, phase_secs);
-		}
-		if (cur >= 0)
-			phase_secs[cur] += t0 + *secs - since;
-		close(rfd);
-		close(wfd);
-	}
-	out[len] = 0;
-	if (x->keep_output) {
-		char path[4200];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/out/%d-%d.txt", x->dir, p->id, p->nr_samples);
-		f = fopen(path, "w");
-		if (f) {
-			fwrite(out, 1, len, f);
-			fclose(f);
-		}
-	}
-	if (interrupted) {
-		free(out);
-		return -1;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "bwapctl search: point %d: '%s' %s %d\n", p->id, x->cmd[0],
-			WIFEXITED(status) ? "exited with status" : "was killed by signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		free(out);
-		return -1;
-	}
-	if (x->metric) {
-		*score = metric_value(x, out);
-		if (isnan(*score)) {
-			fprintf(stderr, "bwapctl search: point %d: no number matching --metric '%s' in the output\n",
-				p->id, x->metric);
-			free(out);
-			return -1;
-		}
-	} else {
-		*score = *secs;
-	}
-	free(out);
-	return 0;
-}
-
-static const char *shell_quote(const char *s, char *buf, size_t len)
-{
-	size_t k = 0;
-
-	if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%") == strlen(s))
-		return s;
-	buf[k++] = '\'';
-	for (; *s && k + 5 < len; s++) {
-		if (*s == '\'') {
-			memcpy(buf + k, "'\\''", 4);
-			k += 4;
-		} else {
-			buf[k++] = *s;
-		}
-	}
-	buf[k++] = '\'';
-	buf[k] = 0;
-	return buf;
-}
-
-/* The command line that gives the point's configuration outside bwapctl search. */
-static char *reproduce(const struct search_ctx *x, const struct bwap_search_point *p)
-{
-	char *out = NULL, cpus[4096], places[8192], a[512], b[4200], q[4300];
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-
-	if (!f)
-		return NULL;
-	cpus_text(x, p, 0, cpus, sizeof(cpus));
-	cpus_text(x, p, 1, places, sizeof(places));
-	fprintf(f, "env OMP_NUM_THREADS=%d OMP_PLACES='%s' OMP_PROC_BIND=close ", p->nr_threads, places);
-	switch (p->policy) {
-	case BWAP_PAGES_FIRST_TOUCH:
-		fprintf(f, "numactl --physcpubind=%s --", cpus);
-		break;
-	case BWAP_PAGES_LOCALITY:
-		fprintf(f, "numactl --physcpubind=%s --membind=%s --", cpus,
-			bwap_nodeset_format(p->thread_nodes, a, sizeof(a)));
-		break;
-	case BWAP_PAGES_INTERLEAVE:
-		fprintf(f, "numactl --physcpubind=%s --interleave=%s --", cpus,
-			bwap_nodeset_format(p->page_nodes, a, sizeof(a)));
-		break;
-	default:
-		fprintf(f, "taskset -c %s bwapctl run --no-pin --no-tune --workers %s --nodes %s --dwp %s", cpus,
-			bwap_nodeset_format(p->thread_nodes, a, sizeof(a)),
-			bwap_nodeset_format(p->page_nodes, b, sizeof(b)),
-			p->policy == BWAP_PAGES_DWP0 ? "0" : p->policy == BWAP_PAGES_DWP05 ? "0.5" : "1");
-		if (x->matrix_file)
-			fprintf(f, " --matrix %s", shell_quote(x->matrix_file, q, sizeof(q)));
-		else if (x->hmat)
-			fprintf(f, x->hmat_estimate ? " --hmat-estimate" : " --hmat");
-		else
-			fprintf(f, " --state-dir %s", shell_quote(x->state_dir, q, sizeof(q)));
-		fprintf(f, " --");
-	}
-	for (int i = 0; i < x->nr_cmd; i++) {
-		const char *at = strstr(x->cmd[i], "{threads}");
-		char arg[4096];
-
-		if (at)
-			snprintf(arg, sizeof(arg), "%.*s%d%.2000s", (int)(at - x->cmd[i]) & 1023, x->cmd[i],
-				 p->nr_threads, at + 9);
-		else
-			snprintf(arg, sizeof(arg), "%s", x->cmd[i]);
-		fprintf(f, " %s", shell_quote(arg, q, sizeof(q)));
-	}
-	fclose(f);
-	return out;
-}
-
-/*
- * Per phase, the page placement with the fewest seconds in that phase
- * among the points that place threads as the best point does (threads
- * cannot move at a phase change; pages can).  weighted: only points whose
- * policy is an interleave, the ones bwapd can push as weights.
- */
-static int phase_best(const struct search_ctx *x, int k, int weighted)
-{
-	int best = bwap_search_best(&x->s), pick = -1;
-
-	if (best < 0)
-		return -1;
-	for (int i = 0; i < x->s.nr; i++) {
-		const struct bwap_search_point *p = &x->s.pt[i], *b = &x->s.pt[best];
-
-		if (p->state != BWAP_POINT_DONE || !isfinite(p->phase_score[k]) ||
-		    memcmp(p->per_node, b->per_node, sizeof(p->per_node)) || p->contiguous != b->contiguous ||
-		    (weighted && p->policy < BWAP_PAGES_INTERLEAVE))
-			continue;
-		if (pick < 0 || p->phase_score[k] < x->s.pt[pick].phase_score[k])
-			pick = i;
-	}
-	return pick;
-}
-
-static const char *placement_name(const struct bwap_search_point *p)
-{
-	return p->contiguous ? "contiguous" : "scatter";
-}
-
-static json_object *point_json(const struct search_ctx *x, const struct bwap_search_point *p)
-{
-	json_object *o = json_object_new_object(), *a;
-	char buf[8192];
-	double sp = bwap_search_speedup(&x->s, p);
-	static const char *const state[] = { "new", "done", "failed" };
-
-	json_object_object_add(o, "id", json_object_new_int(p->id));
-	json_object_object_add(o, "thread_nodes",
-			       json_object_new_string(bwap_nodeset_format(p->thread_nodes, buf, sizeof(buf))));
-	json_object_object_add(o, "tnd", json_object_new_int(bwap_nodeset_count(p->thread_nodes)));
-	json_object_object_add(o, "placement", json_object_new_string(placement_name(p)));
-	json_object_object_add(o, "threads", json_object_new_int(p->nr_threads));
-	a = json_object_new_array();
-	for (int n = 0; n < x->s.nr_nodes; n++)
-		json_object_array_add(a, json_object_new_int(p->per_node[n]));
-	json_object_object_add(o, "threads_per_node", a);
-	json_object_object_add(o, "cpus", json_object_new_string(cpus_text(x, p, 0, buf, sizeof(buf))));
-	json_object_object_add(o, "policy", json_object_new_string(bwap_page_policy_name[p->policy]));
-	json_object_object_add(o, "pnd", json_object_new_int(p->page_degree));
-	json_object_object_add(o, "page_nodes", json_object_new_string(
-		bwap_nodeset_format(p->policy == BWAP_PAGES_FIRST_TOUCH ? 0 : p->policy == BWAP_PAGES_LOCALITY ?
-				    p->thread_nodes : p->page_nodes, buf, sizeof(buf))));
-	a = json_object_new_array();
-	for (int n = 0; n < x->s.nr_nodes; n++)
-		json_object_array_add(a, json_object_new_int(p->weights[n]));
-	json_object_object_add(o, "weights", a);
-	json_object_object_add(o, "predicted_gbs_modelled", json_object_new_double(p->predicted));
-	json_object_object_add(o, "state", json_object_new_string(state[p->state]));
-	if (p->state != BWAP_POINT_NEW) {
-		json_object_object_add(o, "why", json_object_new_string(bwap_search_reason_name(p->why)));
-		json_object_object_add(o, "order", json_object_new_int(p->order));
-		a = json_object_new_array();
-		for (int i = 0; i < p->nr_samples; i++)
-			json_object_array_add(a, json_object_new_double(p->samples[i]));
-		json_object_object_add(o, "samples", a);
-	}
-	if (p->state == BWAP_POINT_DONE && x->s.nr_phases) {
-		json_object *ph = json_object_new_object();
-
-		for (int k = 0; k < x->s.nr_phases; k++)
-			if (isfinite(p->phase_score[k]))
-				json_object_object_add(ph, x->s.phase[k], json_object_new_double(p->phase_score[k]));
-		json_object_object_add(o, "phase_seconds", ph);
-	}
-	if (p->state == BWAP_POINT_DONE) {
-		json_object_object_add(o, "score", json_object_new_double(p->score));
-		if (isfinite(sp))
-			json_object_object_add(o, "speedup", json_object_new_double(sp));
-	}
-	return o;
-}
-
-static json_object *result_json(const struct search_ctx *x, int all)
-{
-	json_object *o = json_object_new_object(), *a = json_object_new_array();
-	int best = bwap_search_best(&x->s);
-
-	json_object_object_add(o, "kernel", json_object_new_string(bwap_kernel_mode_name(x->mode)));
-	json_object_object_add(o, "matrix", json_object_new_string(x->m->source));
-	if (x->model_file)
-		json_object_object_add(o, "model_matrix", json_object_new_string(x->model_file));
-	for (int i = 0; i < x->nr_cmd; i++)
-		json_object_array_add(a, json_object_new_string(x->cmd[i]));
-	json_object_object_add(o, "command", a);
-	json_object_object_add(o, "score", json_object_new_string(x->metric ? x->metric : "wall seconds"));
-	json_object_object_add(o, "better", json_object_new_string(x->s.higher_is_better ? "higher" : "lower"));
-	json_object_object_add(o, "space_points", json_object_new_int(x->s.nr));
-	json_object_object_add(o, "duplicates_folded", json_object_new_int(x->s.nr_duplicates));
-	json_object_object_add(o, "pruned_table1", json_object_new_int(x->s.nr_pruned));
-	json_object_object_add(o, "budget", json_object_new_int(x->budget));
-	json_object_object_add(o, "runs", json_object_new_int(x->runs_done));
-	json_object_object_add(o, "interrupted", json_object_new_boolean(interrupted));
-	json_object_object_add(o, "model_trust", json_object_new_double(bwap_search_model_trust(&x->s)));
-	json_object_object_add(o, "baseline", json_object_new_int(x->s.baseline));
-	json_object_object_add(o, "best", best >= 0 ? json_object_new_int(best) : NULL);
-	if (best >= 0) {
-		char *r = reproduce(x, &x->s.pt[best]);
-
-		json_object_object_add(o, "reproduce", json_object_new_string(r ? r : ""));
-		free(r);
-	}
-	if (x->s.nr_phases) {
-		json_object *ph = json_object_new_array();
-
-		for (int k = 0; k < x->s.nr_phases; k++) {
-			json_object *e = json_object_new_object();
-			int b = phase_best(x, k, 0), w = phase_best(x, k, 1);
-
-			json_object_object_add(e, "name", json_object_new_string(x->s.phase[k]));
-			json_object_object_add(e, "best", b >= 0 ? json_object_new_int(b) : NULL);
-			if (b >= 0)
-				json_object_object_add(e, "seconds", json_object_new_double(x->s.pt[b].phase_score[k]));
-			json_object_object_add(e, "best_weighted", w >= 0 ? json_object_new_int(w) : NULL);
-			json_object_array_add(ph, e);
-		}
-		json_object_object_add(o, "phases", ph);
-	}
-	a = json_object_new_array();
-	for (int i = 0; i < x->s.nr; i++)
-		if (all || x->s.pt[i].state != BWAP_POINT_NEW)
-			json_object_array_add(a, point_json(x, &x->s.pt[i]));
-	json_object_object_add(o, "points", a);
-	return o;
-}
-
-/* STATE_DIR/search/results.json, replaced whole after every point. */
-static int save_state(const struct search_ctx *x)
-{
-	struct bwap_atomic_file af;
-	char path[4200], err[512];
-	json_object *o;
-
-	snprintf(path, sizeof(path), "%s/results.json", x->dir);
-	if (bwap_atomic_open(&af, path, err, sizeof(err))) {
-		cli_error("search", "%s", err);
-		return -1;
-	}
-	o = result_json(x, 0);
-	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), af.f);
-	fputc('\n', af.f);
-	json_object_put(o);
-	if (bwap_atomic_commit(&af, err, sizeof(err))) {
-		cli_error("search", "%s", err);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * STATE_DIR/search/phase-weights: "NAME W0,W1,..." per phase, the weights
- * of the best interleave placement for the phase with the best point's
- * threads: what bwapd pushes at each phase change (bwapd(8), PHASES).
- */
-static int save_phase_weights(const struct search_ctx *x)
-{
-	struct bwap_atomic_file af;
-	char path[4200], err[512];
-
-	snprintf(path, sizeof(path), "%s/phase-weights", x->dir);
-	if (bwap_atomic_open(&af, path, err, sizeof(err))) {
-		cli_error("search", "%s", err);
-		return -1;
-	}
-	for (int k = 0; k < x->s.nr_phases; k++) {
-		int w = phase_best(x, k, 1);
-
-		if (w < 0)
-			continue;
-		fprintf(af.f, "%s ", x->s.phase[k]);
-		for (int n = 0; n < x->s.nr_nodes; n++)
-			fprintf(af.f, "%s%d", n ? "," : "", x->s.pt[w].weights[n]);
-		fprintf(af.f, "\n");
-	}
-	if (bwap_atomic_commit(&af, err, sizeof(err))) {
-		cli_error("search", "%s", err);
-		return -1;
-	}
-	return 0;
-}
-
-static void describe(const struct search_ctx *x, const struct bwap_search_point *p, char *buf, size_t len)
-{
-	char a[256], b[256];
-
-	snprintf(buf, len, "threads %s x%d %s, %s%s%s", bwap_nodeset_format(p->thread_nodes, a, sizeof(a)),
-		 p->nr_threads, placement_name(p), bwap_page_policy_name[p->policy],
-		 p->policy >= BWAP_PAGES_INTERLEAVE ? " over " : "",
-		 p->policy >= BWAP_PAGES_INTERLEAVE ? bwap_nodeset_format(p->page_nodes, b, sizeof(b)) : "");
-}
-
-static int by_score(const void *a, const void *b, void *arg)
-{
-	const struct search_ctx *x = arg;
-	const struct bwap_search_point *p = &x->s.pt[*(const int *)a], *q = &x->s.pt[*(const int *)b];
-
-	if (p->state != q->state)
-		return p->state == BWAP_POINT_DONE ? -1 : q->state == BWAP_POINT_DONE ? 1 : p->state - q->state;
-	if (p->state != BWAP_POINT_DONE || p->score == q->score)
-		return p->id - q->id;
-	return bwap_search_better(&x->s, p->score, q->score) ? -1 : 1;
-}
-
-static int by_prediction(const void *a, const void *b, void *arg)
-{
-	const struct search_ctx *x = arg;
-	double p = x->s.pt[*(const int *)a].predicted, q = x->s.pt[*(const int *)b].predicted;
-
-	return p > q ? -1 : p < q;
-}
-
-static void print_table(const struct search_ctx *x, FILE *f)
-{
-	int *idx = malloc(x->s.nr * sizeof(int)), rows = 0, best = bwap_search_best(&x->s);
-	char a[256], b[256], c[256];
-
-	if (!idx)
-		return;
-	for (int i = 0; i < x->s.nr; i++)
-		idx[i] = i;
-	qsort_r(idx, x->s.nr, sizeof(int), x->dry_run ? by_prediction : by_score, (void *)x);
-	fprintf(f, "%s; score: %s (%s is better); matrix: %s%s\n", bwap_kernel_mode_name(x->mode),
-		x->metric ? x->metric : "wall seconds", x->s.higher_is_better ? "higher" : "lower", x->m->source,
-		interrupted ? "; INTERRUPTED" : "");
-	fprintf(f, "space: %d points (%d folded as duplicates, %d cut by Table 1); run: %d%s\n", x->s.nr,
-		x->s.nr_duplicates, x->s.nr_pruned, x->runs_done, x->dry_run ? " (dry run, model order)" : "");
-	fprintf(f, "%4s %4s %12s %7s %3s %-10s %-10s %3s %-11s %3s %-10s %8s %-9s\n", "rank", "id", "score",
-		"speedup", "TND", "threads", "placement", "NT", "policy", "PND", "pages", "model", "why");
-	for (int r = 0; r < x->s.nr; r++) {
-		const struct bwap_search_point *p = &x->s.pt[idx[r]];
-		double sp = bwap_search_speedup(&x->s, p);
-		char score[32], speed[16];
-
-		if (!x->dry_run && p->state == BWAP_POINT_NEW)
-			break;
-		if (x->top && rows >= x->top)
-			break;
-		rows++;
-		if (p->state == BWAP_POINT_DONE)
-			snprintf(score, sizeof(score), "%.6g", p->score);
-		else
-			snprintf(score, sizeof(score), "%s", p->state == BWAP_POINT_FAILED ? "failed" : "-");
-		if (isfinite(sp))
-			snprintf(speed, sizeof(speed), "%.3fx", sp);
-		else
-			snprintf(speed, sizeof(speed), "-");
-		fprintf(f, "%4d %4d %12s %7s %3d %-10s %-10s %3d %-11s %3d %-10s %8.2f %-9s%s\n", r + 1, p->id, score,
-			speed, bwap_nodeset_count(p->thread_nodes),
-			bwap_nodeset_format(p->thread_nodes, a, sizeof(a)), placement_name(p), p->nr_threads,
-			bwap_page_policy_name[p->policy], p->page_degree,
-			p->policy == BWAP_PAGES_FIRST_TOUCH ? "(touch)" :
-			bwap_nodeset_format(p->policy == BWAP_PAGES_LOCALITY ? p->thread_nodes : p->page_nodes, b,
-					    sizeof(b)),
-			p->predicted, p->state == BWAP_POINT_NEW ? "" : bwap_search_reason_name(p->why),
-			idx[r] == x->s.baseline ? "  <- baseline" : "");
-	}
-	fprintf(f, "model = MODELLED GB/s (placement model; a prediction, not a measurement); "
-		   "model trust %.2f\n", bwap_search_model_trust(&x->s));
-	if (best >= 0) {
-		char *rep = reproduce(x, &x->s.pt[best]);
-
-		describe(x, &x->s.pt[best], c, sizeof(c));
-		fprintf(f, "best: point %d, %s: %.6g (%.3fx the baseline)\nreproduce: %s\n", best, c,
-			x->s.pt[best].score, bwap_search_speedup(&x->s, &x->s.pt[best]), rep ? rep : "?");
-		free(rep);
-	}
-	for (int k = 0; k < x->s.nr_phases; k++) {
-		int b = phase_best(x, k, 0), w = phase_best(x, k, 1);
-
-		if (b < 0)
-			continue;
-		describe(x, &x->s.pt[b], c, sizeof(c));
-		fprintf(f, "phase %s: best point %d, %s: %.4g s in the phase (the best point: %.4g s)", x->s.phase[k],
-			b, c, x->s.pt[b].phase_score[k], x->s.pt[best].phase_score[k]);
-		if (w >= 0 && w != b)
-			fprintf(f, "; best weighted: point %d, %.4g s", w, x->s.pt[w].phase_score[k]);
-		fprintf(f, "\n");
-	}
-	free(idx);
 }
 
 static void fmt_duration(double s, char *buf, size_t len)
@@ -851,10 +116,10 @@ static int run_search(struct search_ctx *x)
 	enum bwap_search_reason why;
 	int i;
 
-	x->started = now();
-	while (!interrupted && x->runs_done < x->budget && (i = bwap_search_next(&x->s, &why)) >= 0) {
+	x->started = search_now();
+	while (!search_interrupted && x->runs_done < x->budget && (i = bwap_search_next(&x->s, &why)) >= 0) {
 		struct bwap_search_point *p = &x->s.pt[i];
-		double spent = now() - x->started, per, left, score, secs, total = 0;
+		double spent = search_now() - x->started, per, left, score, secs, total = 0;
 		double phase_secs[BWAP_SEARCH_MAX_PHASES];
 		char d[512], eta[32], score_text[32], best_text[64];
 		int best, ok = 1;
@@ -869,7 +134,7 @@ static int run_search(struct search_ctx *x)
 		p->order = ++x->runs_done;
 		while (p->nr_samples < BWAP_SEARCH_MAX_SAMPLES &&
 		       (p->nr_samples < x->repeats || total < x->min_time)) {
-			if (run_once(x, p, &score, &secs, phase_secs)) {
+			if (search_run_once(x, p, &score, &secs, phase_secs)) {
 				ok = 0;
 				break;
 			}
@@ -879,7 +144,7 @@ static int run_search(struct search_ctx *x)
 			total += secs;
 		}
 		p->seconds = total;
-		if (interrupted) {
+		if (search_interrupted) {
 			/* a point cut short is not a measurement */
 			p->state = BWAP_POINT_NEW;
 			p->nr_samples = 0;
@@ -898,10 +163,10 @@ static int run_search(struct search_ctx *x)
 					v[nv++] = p->phase_samples[k][j];
 			p->phase_score[k] = ok && nv ? bwap_median(v, nv) : NAN;
 		}
-		if (save_state(x))
+		if (search_save_state(x))
 			return -1;
 		best = bwap_search_best(&x->s);
-		spent = now() - x->started;
+		spent = search_now() - x->started;
 		per = spent / x->runs_done;
 		left = x->budget - x->runs_done;
 		if (x->s.nr - x->runs_done < left)
@@ -909,7 +174,7 @@ static int run_search(struct search_ctx *x)
 		if (x->time_limit > 0 && x->time_limit - spent < per * left)
 			left = (x->time_limit - spent) / per;
 		fmt_duration(per * left, eta, sizeof(eta));
-		describe(x, p, d, sizeof(d));
+		search_describe(x, p, d, sizeof(d));
 		if (ok)
 			snprintf(score_text, sizeof(score_text), "%.6g", p->score);
 		else
@@ -1105,6 +370,11 @@ int cmd_search(int argc, char **argv)
 			break;
 		case 'o':
 			x.png = optarg;
+			if (bwap_chart_format(optarg, err, sizeof(err)) < 0 ||
+			    bwap_charts_available(err, sizeof(err)) < 0) {
+				cli_error("search", "%s", err);
+				return 2;
+			}
 			break;
 		case OPT_JSON:
 			x.json = 1;
@@ -1178,12 +448,12 @@ int cmd_search(int argc, char **argv)
 	if (x.dry_run) {
 		x.top = x.top ? x.top : x.s.nr;
 		if (x.json) {
-			json_object *o = result_json(&x, 1);
+			json_object *o = search_result_json(&x, 1);
 
 			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(o);
 		} else {
-			print_table(&x, stdout);
+			search_print_table(&x, stdout);
 		}
 		return 0;
 	}
@@ -1220,23 +490,28 @@ int cmd_search(int argc, char **argv)
 		x.time_limit > 0 ? " within --time" : "", bwap_kernel_mode_name(x.mode));
 	if (run_search(&x))
 		ret = 1;
-	if (save_state(&x))
+	if (search_save_state(&x))
 		ret = 1;
-	if (x.s.nr_phases && save_phase_weights(&x))
+	if (x.s.nr_phases && search_save_phase_weights(&x))
 		ret = 1;
-	if (x.png && bwap_search_png(x.png, &x.s, x.metric ? x.metric : "wall time", err, sizeof(err))) {
-		cli_error("search", "%s", err);
-		ret = 1;
+	if (x.png) {
+		json_object *o = search_result_json(&x, 0);
+
+		if (bwap_chart_search(x.png, o, err, sizeof(err))) {
+			cli_error("search", "%s", err);
+			ret = 1;
+		}
+		json_object_put(o);
 	}
 	if (x.json) {
-		json_object *o = result_json(&x, 0);
+		json_object *o = search_result_json(&x, 0);
 
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
-		print_table(&x, stdout);
+		search_print_table(&x, stdout);
 	}
-	if (interrupted) {
+	if (search_interrupted) {
 		fprintf(stderr, "bwapctl search: interrupted; %d points measured, kept in %s/results.json\n",
 			x.runs_done, x.dir);
 		return 130;

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bwapd's parts: its configuration (conf.c) and its signal sources
- * (signals.c), shared with main.c.
+ * bwapd's parts, bottom up: its shared state, clock and log (state.c),
+ * its configuration (conf.c), the stall event (events.c), its signal
+ * sources (signals.c), the targets it tunes (targets.c), the control
+ * socket (control.c) and the poll loop (main.c).  Each file calls only
+ * the ones before it; all of them read and change the state through the
+ * one struct bwapd_state, defined in state.c.
  */
 #ifndef BWAPD_H
 #define BWAPD_H
@@ -156,7 +160,7 @@ int bwapd_conf_load(struct bwapd_conf *c, const char *path, int missing_ok, char
 int bwapd_conf_check(const struct bwapd_conf *c, char *err, size_t errlen);
 void bwapd_conf_print(const struct bwapd_conf *c, FILE *f);
 
-/* ---- what main.c, targets.c and control.c share ------------------------ */
+/* ---- state.c: the state the parts share, the clock, the log ----------- */
 
 #define MAX_TARGETS 64
 #define MAX_WAITERS 16
@@ -200,23 +204,35 @@ struct target {
 };
 
 
-extern struct bwapd_conf conf;
-extern int portable_mode;		/* kernel without the BWAP series */
-extern const struct bwap_stall_event *stall_event;	/* NULL: MODELLED fallback for signal = auto */
-extern char stall_fallback[512];	/* why there is no stall event, for the log and status */
-extern struct bwap_topology *topo;
-extern struct bwap_matrix *matrix;
-extern struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
-extern struct target targets[MAX_TARGETS];
-extern double t_start;
+/*
+ * Everything bwapd's parts share.  main.c fills it at start-up (conf,
+ * the kernel mode, the stall event, topology, matrix, model) and the
+ * poll loop is its only thread, so no lock guards it.
+ */
+struct bwapd_state {
+	struct bwapd_conf conf;
+	int portable_mode;		/* kernel without the BWAP series: pushes are move_pages placements */
+	const struct bwap_stall_event *stall_event;	/* NULL: MODELLED fallback for signal = auto */
+	char stall_fallback[512];	/* why there is no stall event, for the log and status */
+	struct bwap_topology *topo;
+	struct bwap_matrix *matrix;
+	struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
+	struct target targets[MAX_TARGETS];
+	double t_start;			/* now() at start, for the log's times */
+};
 
-/* main.c */
+extern struct bwapd_state bwapd;
+
+/* Monotonic seconds. */
 double now(void);
+/* One line on stderr (the journal): "bwapd: [SECONDS] ...". */
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* targets.c */
-char *weights_str(const struct bwap_weights *w, char *buf, size_t len);
+/* Write a reply to a client fd, all of it or until the client is gone. */
 void send_reply(int fd, const char *buf, size_t len);
+
+/* ---- targets.c ---------------------------------------------------------- */
+
+char *weights_str(const struct bwap_weights *w, char *buf, size_t len);
 int target_attach(pid_t pid, const char *args, char *err, size_t errlen);
 struct target *find_target(pid_t pid);
 void drop_target(struct target *t, const char *why);
@@ -225,7 +241,7 @@ void status_print(FILE *f, int json);
 double cpu_seconds(void);
 void scan_cgroup(void);
 
-/* control.c */
+/* ---- control.c ---------------------------------------------------------- */
 int open_socket(char *err, size_t errlen);
 int control_fd(void);			/* the listening socket, for poll() */
 const char *control_path(void);

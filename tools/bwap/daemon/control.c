@@ -191,7 +191,7 @@ int open_socket(char *err, size_t errlen)
 	int n;
 
 	/* The pid file's lock says whether another bwapd owns this state dir. */
-	snprintf(pid_path, sizeof(pid_path), "%s/bwapd.pid", conf.state_dir);
+	snprintf(pid_path, sizeof(pid_path), "%s/bwapd.pid", bwapd.conf.state_dir);
 	lock_fd = open(pid_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lock_fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", pid_path, strerror(errno));
@@ -201,7 +201,7 @@ int open_socket(char *err, size_t errlen)
 		n = read(lock_fd, buf, sizeof(buf) - 1);
 		buf[n > 0 ? n : 0] = '\0';
 		snprintf(err, errlen, "another bwapd (pid %d) already runs on %s; stop it first or use "
-			 "another state_dir", atoi(buf), conf.state_dir);
+			 "another state_dir", atoi(buf), bwapd.conf.state_dir);
 		return -1;
 	}
 	own_state_dir = 1;
@@ -211,7 +211,7 @@ int open_socket(char *err, size_t errlen)
 		return -1;
 	}
 	/* We hold the lock, so a socket left here is from a bwapd that died. */
-	bwap_ctl_socket_path(conf.state_dir, sock_path, sizeof(sock_path));
+	bwap_ctl_socket_path(bwapd.conf.state_dir, sock_path, sizeof(sock_path));
 	if (unlink(sock_path) == 0)
 		logmsg("removed a stale %s left by an earlier bwapd", sock_path);
 	memset(&sa, 0, sizeof(sa));

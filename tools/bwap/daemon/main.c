@@ -37,16 +37,7 @@
 #include "bwapd.h"
 #include "../lib/mempolicy2.h"
 
-struct bwapd_conf conf;
-int portable_mode;		/* no BWAP series: pushes are move_pages placements */
-const struct bwap_stall_event *stall_event;
-char stall_fallback[512];
-static struct bwap_stall_event the_stall_event;
-struct bwap_topology *topo;
-struct bwap_matrix *matrix;
-struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
-struct target targets[MAX_TARGETS];
-double t_start;
+static struct bwap_stall_event the_stall_event;	/* what bwapd.stall_event points to */
 static int sig_pipe[2] = { -1, -1 };	/* the signal handler's self-pipe */
 
 static void on_signal(int sig)
@@ -55,26 +46,6 @@ static void on_signal(int sig)
 
 	if (write(sig_pipe[1], &c, 1) < 0)
 		return;	/* the pipe is full: a stop is already pending */
-}
-
-double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bwapd: [%9.3f] ", now() - t_start);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* ---- main ------------------------------------------------------------- */
@@ -109,29 +80,29 @@ static int load_matrix(char *err, size_t errlen)
 {
 	char path[512];
 
-	topo = calloc(1, sizeof(*topo));
-	matrix = calloc(1, sizeof(*matrix));
-	machine = calloc(1, sizeof(*machine));
-	if (!topo || !matrix || !machine) {
+	bwapd.topo = calloc(1, sizeof(*bwapd.topo));
+	bwapd.matrix = calloc(1, sizeof(*bwapd.matrix));
+	bwapd.machine = calloc(1, sizeof(*bwapd.machine));
+	if (!bwapd.topo || !bwapd.matrix || !bwapd.machine) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (bwap_topology_read(topo, getenv("BWAP_SYSFS_ROOT"), err, errlen))
+	if (bwap_topology_read(bwapd.topo, getenv("BWAP_SYSFS_ROOT"), err, errlen))
 		return -1;
-	snprintf(path, sizeof(path), "%s/matrix", conf.state_dir);
-	if (conf.matrix[0]) {
-		if (bwap_matrix_load(matrix, conf.matrix, err, errlen))
+	snprintf(path, sizeof(path), "%s/matrix", bwapd.conf.state_dir);
+	if (bwapd.conf.matrix[0]) {
+		if (bwap_matrix_load(bwapd.matrix, bwapd.conf.matrix, err, errlen))
 			return -1;
 	} else if (!access(path, R_OK)) {
-		if (bwap_matrix_load(matrix, path, err, errlen))
+		if (bwap_matrix_load(bwapd.matrix, path, err, errlen))
 			return -1;
-	} else if (bwap_matrix_from_hmat(matrix, topo, 1, err, errlen)) {
+	} else if (bwap_matrix_from_hmat(bwapd.matrix, bwapd.topo, 1, err, errlen)) {
 		return -1;
 	}
-	if (bwap_machine_from_matrix(machine, matrix, err, errlen)) {
+	if (bwap_machine_from_matrix(bwapd.machine, bwapd.matrix, err, errlen)) {
 		logmsg("the model cannot use this matrix (%s); only the perf and progress signals work", err);
-		free(machine);
-		machine = NULL;
+		free(bwapd.machine);
+		bwapd.machine = NULL;
 	}
 	return 0;
 }
@@ -145,25 +116,25 @@ static int resolve_stall_event(FILE *list)
 {
 	char err[512], why[256];
 
-	stall_event = NULL;
-	stall_fallback[0] = '\0';
-	if (conf.perf_raw) {
+	bwapd.stall_event = NULL;
+	bwapd.stall_fallback[0] = '\0';
+	if (bwapd.conf.perf_raw) {
 		memset(&the_stall_event, 0, sizeof(the_stall_event));
 		snprintf(the_stall_event.name, sizeof(the_stall_event.name), "raw %#llx",
-			 (unsigned long long)conf.perf_raw);
+			 (unsigned long long)bwapd.conf.perf_raw);
 		the_stall_event.type = 4;	/* PERF_TYPE_RAW */
-		the_stall_event.config = conf.perf_raw;
-		stall_event = &the_stall_event;
-	} else if (bwap_stall_event_resolve(conf.perf_event, &the_stall_event, list, err, sizeof(err))) {
-		snprintf(stall_fallback, sizeof(stall_fallback), "%s", err);
-		if (strcmp(conf.perf_event, "auto"))
+		the_stall_event.config = bwapd.conf.perf_raw;
+		bwapd.stall_event = &the_stall_event;
+	} else if (bwap_stall_event_resolve(bwapd.conf.perf_event, &the_stall_event, list, err, sizeof(err))) {
+		snprintf(bwapd.stall_fallback, sizeof(bwapd.stall_fallback), "%s", err);
+		if (strcmp(bwapd.conf.perf_event, "auto"))
 			return -1;
 	} else {
-		stall_event = &the_stall_event;
+		bwapd.stall_event = &the_stall_event;
 	}
-	if (stall_event && bwap_perf_probe(getpid(), stall_event, why, sizeof(why))) {
-		snprintf(stall_fallback, sizeof(stall_fallback), "%s", why);
-		stall_event = NULL;
+	if (bwapd.stall_event && bwap_perf_probe(getpid(), bwapd.stall_event, why, sizeof(why))) {
+		snprintf(bwapd.stall_fallback, sizeof(bwapd.stall_fallback), "%s", why);
+		bwapd.stall_event = NULL;
 	}
 	return 0;
 }
@@ -171,18 +142,18 @@ static int resolve_stall_event(FILE *list)
 /* bwapd --list-signals: what this machine offers and what signal = auto takes. */
 static int list_signals(void)
 {
-	printf("stall event (perf_event = %s%s):\n", conf.perf_event, conf.perf_raw ? ", perf_raw_event set" : "");
+	printf("stall event (perf_event = %s%s):\n", bwapd.conf.perf_event, bwapd.conf.perf_raw ? ", perf_raw_event set" : "");
 	if (resolve_stall_event(stdout)) {
-		fprintf(stderr, "bwapd: %s\n", stall_fallback);
+		fprintf(stderr, "bwapd: %s\n", bwapd.stall_fallback);
 		return 2;
 	}
-	if (stall_event)
+	if (bwapd.stall_event)
 		printf("perf_event_open(%s) on this process: works\n"
-		       "signal = auto will use: perf, %s / cycles (MEASURED)\n", stall_event->name, stall_event->name);
+		       "signal = auto will use: perf, %s / cycles (MEASURED)\n", bwapd.stall_event->name, bwapd.stall_event->name);
 	else
 		printf("perf_event_open: not usable: %s\n"
 		       "signal = auto will use: MODELLED (the placement model fed with each target's real page "
-		       "counts), because %s\n", stall_fallback, stall_fallback);
+		       "counts), because %s\n", bwapd.stall_fallback, bwapd.stall_fallback);
 	printf("other signals: model (MODELLED), progress (the target's own counter)\n");
 	return 0;
 }
@@ -250,7 +221,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "bwapd: unexpected argument '%s'; see 'bwapd --help'\n", argv[optind]);
 		return 2;
 	}
-	if (bwapd_conf_load(&conf, o->conf_path, !o->conf_given, err, sizeof(err))) {
+	if (bwapd_conf_load(&bwapd.conf, o->conf_path, !o->conf_given, err, sizeof(err))) {
 		fprintf(stderr, "bwapd: %s\n", err);
 		return 2;
 	}
@@ -261,7 +232,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				  c == OPT_SIGNAL ? "signal" : NULL;
 		char *end;
 
-		if (key && bwapd_conf_set(&conf, key, optarg, err, sizeof(err))) {
+		if (key && bwapd_conf_set(&bwapd.conf, key, optarg, err, sizeof(err))) {
 			fprintf(stderr, "bwapd: --%s: %s\n", c == OPT_STATE_DIR ? "state-dir" : key, err);
 			return 2;
 		} else if (c == OPT_CHECK) {
@@ -287,18 +258,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			snprintf(kv, sizeof(kv), "%s", optarg);
 			kv[eq - optarg] = '\0';
-			if (bwapd_conf_set(&conf, kv, kv + (eq - optarg) + 1, err, sizeof(err))) {
+			if (bwapd_conf_set(&bwapd.conf, kv, kv + (eq - optarg) + 1, err, sizeof(err))) {
 				fprintf(stderr, "bwapd: --set %s: %s\n", optarg, err);
 				return 2;
 			}
 		}
 	}
-	if (bwapd_conf_check(&conf, err, sizeof(err))) {
+	if (bwapd_conf_check(&bwapd.conf, err, sizeof(err))) {
 		fprintf(stderr, "bwapd: bad config: %s\n", err);
 		return 2;
 	}
 	if (o->check_only) {
-		bwapd_conf_print(&conf, stdout);
+		bwapd_conf_print(&bwapd.conf, stdout);
 		return 0;
 	}
 	if (o->list_signals)
@@ -312,18 +283,18 @@ static int start_up(void)
 	char err[1024];
 
 	if (resolve_stall_event(NULL)) {
-		fprintf(stderr, "bwapd: %s\n", stall_fallback);
+		fprintf(stderr, "bwapd: %s\n", bwapd.stall_fallback);
 		return 2;
 	}
 	/* Without the series every push is a user-space placement with move_pages. */
-	portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
-	bwap_pagedist_portable(portable_mode);
-	if (bwap_state_mkdir(conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
+	bwapd.portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
+	bwap_pagedist_portable(bwapd.portable_mode);
+	if (bwap_state_mkdir(bwapd.conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
 	    open_socket(err, sizeof(err))) {
 		fprintf(stderr, "bwapd: %s\n", err);
 		return 1;
 	}
-	if (!machine && conf.signal == BWAP_SIGNAL_MODEL) {
+	if (!bwapd.machine && bwapd.conf.signal == BWAP_SIGNAL_MODEL) {
 		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
 		return 1;
 	}
@@ -356,23 +327,23 @@ static void announce(int ready_fd, double *next_scan)
 	char perr[256];
 
 	logmsg("pid %d listening on %s; matrix: %s; tuner: step %g, n=%d x t=%g s, trim c=%d, drift %g",
-	       getpid(), control_path(), matrix->source, conf.tuner.step, conf.tuner.samples,
-	       conf.tuner.interval, conf.tuner.trim, conf.tuner.drift);
-	logmsg("kernel: %s; %s", bwap_kernel_mode_name(bwap_kernel_mode()), portable_mode ?
+	       getpid(), control_path(), bwapd.matrix->source, bwapd.conf.tuner.step, bwapd.conf.tuner.samples,
+	       bwapd.conf.tuner.interval, bwapd.conf.tuner.trim, bwapd.conf.tuner.drift);
+	logmsg("kernel: %s; %s", bwap_kernel_mode_name(bwap_kernel_mode()), bwapd.portable_mode ?
 	       "portable mode: each push places the target's pages with move_pages (the minimum moves)" :
 	       "pushes with process_mpol_reweight");
 	(void)perr;
-	if (stall_event)
-		logmsg("stall signal: %s%s%s (MEASURED)", stall_event->name, stall_event->pmu[0] ? " on PMU " : "",
-		       stall_event->pmu);
+	if (bwapd.stall_event)
+		logmsg("stall signal: %s%s%s (MEASURED)", bwapd.stall_event->name, bwapd.stall_event->pmu[0] ? " on PMU " : "",
+		       bwapd.stall_event->pmu);
 	else
 		logmsg("WARNING: FALLBACK TO MODELLED: no usable stall counter: %s; signal = auto targets use the "
 		       "MODELLED signal (placement model fed with their real page counts); 'bwapd --list-signals' "
-		       "says what this machine offers", stall_fallback);
+		       "says what this machine offers", bwapd.stall_fallback);
 	/* the cgroup's processes are targets before anyone is told we are ready */
-	if (conf.cgroup[0]) {
+	if (bwapd.conf.cgroup[0]) {
 		scan_cgroup();
-		*next_scan = now() + conf.cgroup_scan;
+		*next_scan = now() + bwapd.conf.cgroup_scan;
 	}
 	if (ready_fd >= 0) {
 		send_reply(ready_fd, "ready\n", 6);
@@ -389,22 +360,22 @@ static int serve(int sfd, double next_scan)
 		double tnow = now(), due = tnow + 3600;
 		int nfds = 0, timeout;
 
-		if (conf.cgroup[0] && tnow >= next_scan) {
+		if (bwapd.conf.cgroup[0] && tnow >= next_scan) {
 			scan_cgroup();
-			next_scan = tnow + conf.cgroup_scan;
+			next_scan = tnow + bwapd.conf.cgroup_scan;
 		}
-		if (conf.cgroup[0])
+		if (bwapd.conf.cgroup[0])
 			due = fmin(due, next_scan);
 		pf[nfds].fd = sfd;
 		pf[nfds++].events = POLLIN;
 		pf[nfds].fd = control_fd();
 		pf[nfds++].events = POLLIN;
 		for (int i = 0; i < MAX_TARGETS; i++) {
-			if (!targets[i].used)
+			if (!bwapd.targets[i].used)
 				continue;
-			due = fmin(due, targets[i].next);
-			pft[nfds] = &targets[i];
-			pf[nfds].fd = targets[i].pidfd;
+			due = fmin(due, bwapd.targets[i].next);
+			pft[nfds] = &bwapd.targets[i];
+			pf[nfds].fd = bwapd.targets[i].pidfd;
 			pf[nfds++].events = POLLIN;
 		}
 		timeout = due <= tnow ? 0 : (int)ceil((due - tnow) * 1000);
@@ -430,8 +401,8 @@ static int serve(int sfd, double next_scan)
 		}
 		tnow = now();
 		for (int i = 0; i < MAX_TARGETS; i++)
-			if (targets[i].used && targets[i].next <= tnow)
-				sample_target(&targets[i], tnow);
+			if (bwapd.targets[i].used && bwapd.targets[i].next <= tnow)
+				sample_target(&bwapd.targets[i], tnow);
 	}
 }
 
@@ -441,9 +412,9 @@ int main(int argc, char **argv)
 	double next_scan = 0;
 	int rc, sfd;
 
-	t_start = now();
+	bwapd.t_start = now();
 	setvbuf(stderr, NULL, _IOLBF, 0);
-	bwapd_conf_defaults(&conf);
+	bwapd_conf_defaults(&bwapd.conf);
 	rc = parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
@@ -454,10 +425,10 @@ int main(int argc, char **argv)
 		announce(o.ready_fd, &next_scan);
 		rc = serve(sfd, next_scan);
 		for (int i = 0; i < MAX_TARGETS; i++)
-			if (targets[i].used)
-				drop_target(&targets[i], "bwapd is stopping (weights stay as last pushed)");
+			if (bwapd.targets[i].used)
+				drop_target(&bwapd.targets[i], "bwapd is stopping (weights stay as last pushed)");
 	}
 	close_socket();
-	logmsg("stopped, cpu %.3f s over %.1f s", cpu_seconds(), now() - t_start);
+	logmsg("stopped, cpu %.3f s over %.1f s", cpu_seconds(), now() - bwapd.t_start);
 	return rc;
 }

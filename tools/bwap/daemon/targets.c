@@ -42,19 +42,6 @@ char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
 
 /* ---- targets ---------------------------------------------------------- */
 
-/* A reply to a client; one that went away is no error (SIGPIPE is ignored). */
-void send_reply(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= n;
-	}
-}
-
 /*
  * Answer the clients waiting on t: all of them (all != 0: the target is
  * gone), or those waiting for convergence (pushes == 0), or those whose
@@ -106,8 +93,8 @@ void drop_target(struct target *t, const char *why)
 struct target *find_target(pid_t pid)
 {
 	for (int i = 0; i < MAX_TARGETS; i++)
-		if (targets[i].used && targets[i].pid == pid)
-			return &targets[i];
+		if (bwapd.targets[i].used && bwapd.targets[i].pid == pid)
+			return &bwapd.targets[i];
 	return NULL;
 }
 
@@ -116,7 +103,7 @@ static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
 	*w = t->canon;
 	if (dwp > 0)
 		bwap_weights_apply_dwp(w, t->workers, dwp);
-	bwap_weights_quantise(w, conf.max_weight, 0.005);
+	bwap_weights_quantise(w, bwapd.conf.max_weight, 0.005);
 	return 0;
 }
 
@@ -175,9 +162,9 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 	long target[BWAP_MAX_NODES], expect = -1, before, after, ret;
 	char err[256], ws[256];
 
-	if (portable_mode)
+	if (bwapd.portable_mode)
 		return push_portable(t, dwp, why, &w);
-	if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+	if (!bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err))) {
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
 
 		for (int i = 0; i < w.nr_nodes; i++)
@@ -223,7 +210,7 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 		char b1[256] = "", b2[256] = "";
 		size_t n1 = 0, n2 = 0;
 
-		if (!bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err))) {
+		if (!bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err))) {
 			for (int i = 0; i < d.nr_nodes; i++) {
 				n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", d.pages[i]);
 				n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", target[i]);
@@ -241,13 +228,13 @@ static int open_signal(struct target *t, struct bwap_signal *s, pid_t pid, enum 
 		       const char *progress, char *err, size_t errlen)
 {
 	struct bwap_signal_opts o = {
-		.kind = kind, .ev = stall_event, .progress_file = progress, .mc = machine,
-		.model_mlp = conf.model_mlp, .model_shared = conf.model_shared,
-		.model_threads = conf.model_threads, .model_refresh = conf.model_refresh,
+		.kind = kind, .ev = bwapd.stall_event, .progress_file = progress, .mc = bwapd.machine,
+		.model_mlp = bwapd.conf.model_mlp, .model_shared = bwapd.conf.model_shared,
+		.model_threads = bwapd.conf.model_threads, .model_refresh = bwapd.conf.model_refresh,
 	};
 	char note[256];
 
-	if (bwap_signal_open(s, pid, t->workers, matrix->nr_nodes, &o, note, sizeof(note), err, errlen))
+	if (bwap_signal_open(s, pid, t->workers, bwapd.matrix->nr_nodes, &o, note, sizeof(note), err, errlen))
 		return -1;
 	if (note[0]) {
 		logmsg("pid %d: %s", pid, note);
@@ -266,8 +253,8 @@ static bwap_nodeset workers_from_affinity(pid_t pid)
 		return 0;
 	if (!sched_getaffinity(pid, size, set))
 		for (int n = 0; n < BWAP_MAX_NODES; n++)
-			for (int c = 0; c < BWAP_MAX_CPUS && bwap_nodeset_has(topo->has_cpu, n); c++)
-				if (topo->node[n].cpus[c] && CPU_ISSET_S(c, size, set))
+			for (int c = 0; c < BWAP_MAX_CPUS && bwap_nodeset_has(bwapd.topo->has_cpu, n); c++)
+				if (bwapd.topo->node[n].cpus[c] && CPU_ISSET_S(c, size, set))
 					w |= BWAP_NODE_BIT(n);
 	CPU_FREE(set);
 	return w;
@@ -308,11 +295,11 @@ static int load_phase_weights(struct target *t, const char *path, char *err, siz
 			return -1;
 		}
 		memset(w, 0, sizeof(*w));
-		w->nr_nodes = matrix->nr_nodes;
+		w->nr_nodes = bwapd.matrix->nr_nodes;
 		for (char *v = strtok_r(list, ",", &lsave); v; v = strtok_r(NULL, ",", &lsave), n++) {
 			int x = atoi(v);
 
-			if (n >= matrix->nr_nodes || x < 0 || x > 255) {
+			if (n >= bwapd.matrix->nr_nodes || x < 0 || x > 255) {
 				snprintf(err, errlen, "phase-weights %s: phase %s: weight '%s' for node %d is not 0..255 "
 					 "or the machine has fewer nodes", path, name, v, n);
 				free(text);
@@ -376,7 +363,7 @@ static void phase_tick(struct target *t)
 int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 {
 	struct target *t = NULL;
-	enum bwap_signal_kind kind = conf.signal;
+	enum bwap_signal_kind kind = bwapd.conf.signal;
 	char progress[256] = "", ws[256], key[32], val[256], path[512];
 	bwap_nodeset workers = 0;
 	double cap[BWAP_MAX_NODES];
@@ -388,8 +375,8 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		return -1;
 	}
 	for (int i = 0; i < MAX_TARGETS && !t; i++)
-		if (!targets[i].used)
-			t = &targets[i];
+		if (!bwapd.targets[i].used)
+			t = &bwapd.targets[i];
 	if (!t) {
 		snprintf(err, errlen, "bwapd already tunes %d processes, its limit", MAX_TARGETS);
 		return -1;
@@ -452,10 +439,10 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 			 pid);
 		goto fail;
 	}
-	t->workers = workers & topo->has_cpu;
-	t->nodes = topo->has_memory;
-	if (bwap_canonical_capacity(matrix, t->workers, t->nodes, cap, err, errlen) ||
-	    bwap_weights_from_capacity(&t->canon, cap, matrix->nr_nodes, t->nodes, err, errlen))
+	t->workers = workers & bwapd.topo->has_cpu;
+	t->nodes = bwapd.topo->has_memory;
+	if (bwap_canonical_capacity(bwapd.matrix, t->workers, t->nodes, cap, err, errlen) ||
+	    bwap_weights_from_capacity(&t->canon, cap, bwapd.matrix->nr_nodes, t->nodes, err, errlen))
 		goto fail;
 	if (protect && !find_target(protect) && kill(protect, 0) && errno == ESRCH) {
 		snprintf(err, errlen, "protected pid %d does not exist", protect);
@@ -464,7 +451,7 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	if (open_signal(t, &t->sig, pid, kind, progress[0] ? progress : NULL, err, errlen))
 		goto fail;
 	t->used = 1;
-	bwap_cosched_init(&t->cs, &conf.tuner, conf.start_dwp, protect != 0);
+	bwap_cosched_init(&t->cs, &bwapd.conf.tuner, bwapd.conf.start_dwp, protect != 0);
 	if (protect) {
 		/*
 		 * Co-scheduled mode, stage 1: raise the target's DWP while the
@@ -482,7 +469,7 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 			logmsg("pid %d: note: the model sees each process alone, so with the MODELLED signal "
 			       "stage 1 cannot see interference and keeps the floor where it starts", pid);
 	}
-	snprintf(path, sizeof(path), "%s/search-%d.log", conf.state_dir, pid);
+	snprintf(path, sizeof(path), "%s/search-%d.log", bwapd.conf.state_dir, pid);
 	t->log = fopen(path, "w");
 	if (t->log)
 		fprintf(t->log, "# bwapd search log: pid %d (%s), workers %s\n# metric: %s\n", pid, t->comm,
@@ -497,7 +484,7 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		drop_target(t, "refused at start");
 		return -1;
 	}
-	t->next = now() + conf.tuner.interval;
+	t->next = now() + bwapd.conf.tuner.interval;
 	return 0;
 fail:
 	close(t->pidfd);
@@ -527,7 +514,7 @@ void sample_target(struct target *t, double tnow)
 	char err[256];
 	int r, stage = t->cs.stage;
 
-	t->next = tnow + conf.tuner.interval;
+	t->next = tnow + bwapd.conf.tuner.interval;
 	if (t->nr_phases) {
 		/* phase mode: the weights come from the phase, not from the DWP search */
 		if (kill(t->pid, 0) && errno == ESRCH) {
@@ -660,7 +647,7 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "pages_not_moved", json_object_new_int64(t->not_moved));
 	json_object_object_add(o, "protect_pid", json_object_new_int(t->protect_pid));
 	json_object_object_add(o, "dwp_floor", json_object_new_double(t->cs.floor));
-	for (int n = 0; n < matrix->nr_nodes; n++) {
+	for (int n = 0; n < bwapd.matrix->nr_nodes; n++) {
 		struct json_object *p = json_object_new_object();
 
 		json_object_array_add(w, json_object_new_int(wb[n]));
@@ -676,13 +663,13 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 
 void status_print(FILE *f, int json)
 {
-	double up = now() - t_start, cpu = cpu_seconds();
+	double up = now() - bwapd.t_start, cpu = cpu_seconds();
 	struct json_object *root = NULL, *list = NULL;
 	int nr = 0;
 	char buf[256];
 
 	for (int i = 0; i < MAX_TARGETS; i++)
-		nr += targets[i].used;
+		nr += bwapd.targets[i].used;
 	if (json) {
 		root = json_object_new_object();
 		list = json_object_new_array();
@@ -690,30 +677,30 @@ void status_print(FILE *f, int json)
 		json_object_object_add(root, "kernel", json_object_new_string(bwap_kernel_mode_name(bwap_kernel_mode())));
 		json_object_object_add(root, "uptime_s", json_object_new_double(up));
 		json_object_object_add(root, "cpu_s", json_object_new_double(cpu));
-		json_object_object_add(root, "state_dir", json_object_new_string(conf.state_dir));
-		json_object_object_add(root, "matrix", json_object_new_string(matrix->source));
-		json_object_object_add(root, "samples", json_object_new_int(conf.tuner.samples));
-		json_object_object_add(root, "trim", json_object_new_int(conf.tuner.trim));
-		json_object_object_add(root, "interval_s", json_object_new_double(conf.tuner.interval));
-		json_object_object_add(root, "step", json_object_new_double(conf.tuner.step));
+		json_object_object_add(root, "state_dir", json_object_new_string(bwapd.conf.state_dir));
+		json_object_object_add(root, "matrix", json_object_new_string(bwapd.matrix->source));
+		json_object_object_add(root, "samples", json_object_new_int(bwapd.conf.tuner.samples));
+		json_object_object_add(root, "trim", json_object_new_int(bwapd.conf.tuner.trim));
+		json_object_object_add(root, "interval_s", json_object_new_double(bwapd.conf.tuner.interval));
+		json_object_object_add(root, "step", json_object_new_double(bwapd.conf.tuner.step));
 		json_object_object_add(root, "stall_event",
-				       stall_event ? json_object_new_string(stall_event->name) : NULL);
-		json_object_object_add(root, "modelled_fallback", json_object_new_boolean(!stall_event));
-		json_object_object_add(root, "fallback_reason", json_object_new_string(stall_fallback));
+				       bwapd.stall_event ? json_object_new_string(bwapd.stall_event->name) : NULL);
+		json_object_object_add(root, "modelled_fallback", json_object_new_boolean(!bwapd.stall_event));
+		json_object_object_add(root, "fallback_reason", json_object_new_string(bwapd.stall_fallback));
 	} else {
 		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
 			   "kernel: %s\n"
 			   "tuner: step %g, n=%d samples of t=%g s, trim c=%d, drift %g; matrix: %s\n",
 			getpid(), up, cpu, up > 0 ? 100 * cpu / up : 0, nr, nr == 1 ? "" : "s",
-			bwap_kernel_mode_name(bwap_kernel_mode()), conf.tuner.step,
-			conf.tuner.samples, conf.tuner.interval, conf.tuner.trim, conf.tuner.drift, matrix->source);
-		if (stall_event)
-			fprintf(f, "stall event: %s (MEASURED)\n", stall_event->name);
+			bwap_kernel_mode_name(bwap_kernel_mode()), bwapd.conf.tuner.step,
+			bwapd.conf.tuner.samples, bwapd.conf.tuner.interval, bwapd.conf.tuner.trim, bwapd.conf.tuner.drift, bwapd.matrix->source);
+		if (bwapd.stall_event)
+			fprintf(f, "stall event: %s (MEASURED)\n", bwapd.stall_event->name);
 		else
-			fprintf(f, "stall event: none, FALLBACK TO MODELLED for signal = auto: %s\n", stall_fallback);
+			fprintf(f, "stall event: none, FALLBACK TO MODELLED for signal = auto: %s\n", bwapd.stall_fallback);
 	}
 	for (int i = 0; i < MAX_TARGETS; i++) {
-		struct target *t = &targets[i];
+		struct target *t = &bwapd.targets[i];
 		struct bwap_pagedist d = { 0 };
 		long tgt[BWAP_MAX_NODES] = { 0 };
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
@@ -726,12 +713,12 @@ void status_print(FILE *f, int json)
 		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
 			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
-		if (portable_mode) {
+		if (bwapd.portable_mode) {
 			struct bwap_place_stats st;
 
 			/* a dry run of the placement: where the pages are and their shares */
 			have_pages = !bwap_place_pages(t->pid, &t->pushed, 1, &st, err, sizeof(err));
-			d.nr_nodes = matrix->nr_nodes;
+			d.nr_nodes = bwapd.matrix->nr_nodes;
 			d.total = st.pages;
 			memcpy(d.pages, st.before, sizeof(d.pages));
 			memcpy(tgt, st.target, sizeof(st.target));
@@ -739,7 +726,7 @@ void status_print(FILE *f, int json)
 			counted = have_pages;
 			have_pages = 0;		/* nothing to free */
 		} else {
-			have_pages = !bwap_pagedist_read(t->pid, matrix->nr_nodes, &d, err, sizeof(err));
+			have_pages = !bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err));
 			if (have_pages)
 				bwap_pagedist_targets(&d, wb, tgt);
 			idle = idle_reason(t, &d, have_pages);
@@ -758,7 +745,7 @@ void status_print(FILE *f, int json)
 			if (t->protect_pid)
 				fprintf(f, "  protects pid %d, DWP floor %.3f\n", t->protect_pid, t->cs.floor);
 			fprintf(f, "  %-6s %7s %10s %10s\n", "node", "weight", "target", "actual");
-			for (int n = 0; n < matrix->nr_nodes; n++)
+			for (int n = 0; n < bwapd.matrix->nr_nodes; n++)
 				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], counted ? d.pages[n] : 0);
 		}
 		if (have_pages)
@@ -778,7 +765,7 @@ void scan_cgroup(void)
 {
 	char path[512], *text, *p, err[512];
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", conf.cgroup);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", bwapd.conf.cgroup);
 	text = bwap_read_file(path, NULL);
 	if (!text) {
 		static int warned;
@@ -796,7 +783,7 @@ void scan_cgroup(void)
 		if (pid <= 0 || pid == getpid() || find_target(pid))
 			continue;
 		if (target_attach(pid, "how cgroup", err, sizeof(err)))
-			logmsg("cgroup %s: pid %d not attached: %s", conf.cgroup, pid, err);
+			logmsg("cgroup %s: pid %d not attached: %s", bwapd.conf.cgroup, pid, err);
 	}
 	free(text);
 }

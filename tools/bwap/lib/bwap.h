@@ -167,6 +167,8 @@ long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long
 		    unsigned long maxnode, unsigned int flags);
 /* Task policy MPOL_WEIGHTED_INTERLEAVE over w->nodes with w->w as own weights. */
 long bwap_set_own_weights(const struct bwap_weights *w);
+/* The same as the VMA policy of [addr, addr + len) (mbind2), w indexed by node. */
+long bwap_mbind_own_weights(void *addr, unsigned long len, bwap_nodeset nodes, const unsigned char *w);
 /*
  * For bwapd (later issue): new weights for every weighted-interleave policy
  * of the process behind pidfd (process_mpol_reweight, nr 1003); flags 0 or
@@ -445,6 +447,12 @@ struct bwap_place_stats {
  */
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen);
+/*
+ * The same for [start, start + len) of the calling process, counted as
+ * one mapping: its present pages end at w's largest-remainder shares.
+ */
+int bwap_place_range(void *start, size_t len, const struct bwap_weights *w, struct bwap_place_stats *st,
+		     char *err, size_t errlen);
 /* set_mempolicy(MPOL_INTERLEAVE, nodes), or mode 6 over the global table if weighted. */
 long bwap_set_own_interleave(bwap_nodeset nodes, int weighted);
 
@@ -562,6 +570,87 @@ double bwap_median(const double *v, int n);
  */
 #define BWAP_SEARCH_MIN_TRUST 0.6
 double bwap_search_model_trust(const struct bwap_search_space *s);
+
+/* ---- bench.c: STREAM-style kernels under an exact page placement ---- */
+
+#include <pthread.h>
+
+enum bwap_bench_kernel {
+	BWAP_BENCH_COPY,	/* c = a */
+	BWAP_BENCH_SCALE,	/* b = s * c */
+	BWAP_BENCH_ADD,		/* c = a + b */
+	BWAP_BENCH_TRIAD,	/* a = b + s * c */
+	BWAP_BENCH_SUM,		/* s += a, read only */
+	BWAP_BENCH_NR_KERNELS
+};
+extern const char *const bwap_bench_kernel_name[BWAP_BENCH_NR_KERNELS];
+
+/* What puts the pages where they are; each result row names it. */
+enum bwap_bench_method {
+	BWAP_BENCH_FIRST_TOUCH,		/* the default policy: each slice on its thread's node */
+	BWAP_BENCH_INTERLEAVE,		/* mbind MPOL_INTERLEAVE over nodes */
+	BWAP_BENCH_GLOBAL_WI,		/* mbind mode 6 over nodes: the global sysfs table */
+	BWAP_BENCH_OWN_WEIGHTS,		/* mbind2 with own weights: the BWAP series */
+	BWAP_BENCH_MOVE_PAGES,		/* interleave, then move_pages to exact shares: portable */
+	BWAP_BENCH_NR_METHODS
+};
+extern const char *const bwap_bench_method_name[BWAP_BENCH_NR_METHODS];
+
+struct bwap_bench_place {
+	enum bwap_bench_method method;
+	bwap_nodeset nodes;			/* the policy's nodes (not used by first-touch) */
+	unsigned char w[BWAP_MAX_NODES];	/* weights; GLOBAL_WI: the sysfs table (0 counts as 1) */
+};
+
+struct bwap_bench {
+	int nr_threads;
+	int cpu[BWAP_MAX_CPUS];		/* thread i runs on cpu[i] */
+	int thread_node[BWAP_MAX_CPUS];	/* and first-touches on that CPU's node */
+	size_t chunk;			/* elements per thread, whole pages */
+	size_t elems, array_bytes;	/* per array */
+	char *region;			/* the three arrays, back to back */
+	double *a, *b, *c;
+	/* the pinned threads wait at start for cmd, and meet at done */
+	pthread_barrier_t start, done;
+	volatile int cmd;
+	void *threads;
+};
+
+/*
+ * Start nr_threads threads, thread i pinned to cpus[i] (node cpu_node[cpu]),
+ * for three arrays of about array_bytes each.  0 or -1 (err).
+ */
+int bwap_bench_start(struct bwap_bench *b, const int *cpus, int nr_threads, size_t array_bytes,
+		     const int *cpu_node, char *err, size_t errlen);
+/*
+ * Fresh arrays placed by p and first-touched by their threads: expected[]
+ * is where each page must be, actual[] where move_pages says it is (per
+ * node); *moved the pages portable placement moved.  -1 with err if the
+ * policy failed or any node's count differs.
+ */
+int bwap_bench_place(struct bwap_bench *b, const struct bwap_bench_place *p, long *expected, long *actual,
+		     long *moved, char *err, size_t errlen);
+/* One timed pass of kernel k over the arrays by all threads: GB/s (10^9 bytes/s). */
+double bwap_bench_run(struct bwap_bench *b, enum bwap_bench_kernel k);
+void bwap_bench_stop(struct bwap_bench *b);
+/* "0:1024 1:512": the nodes with pages in v[BWAP_MAX_NODES], "-" if none. */
+char *bwap_bench_counts_text(const long *v, char *buf, size_t len);
+/* Bytes of last-level cache of the CPUs (distinct instances added up); *level its level. 0 if unknown. */
+size_t bwap_llc_bytes(const unsigned char *cpus, int *level);
+/* 1 if the CPU says it is emulated (QEMU TCG), with why; else 0. */
+int bwap_cpu_is_emulated(char *why, size_t len);
+
+/* ---- searchlog.c: bwapd's search log, read back ----------------------- */
+
+/*
+ * Read STATE_DIR/search-PID.log: "point DWP METRIC SEARCH SETTLED" per
+ * measurement (the latest max kept), "settle DWP METRIC SEARCH" when a
+ * search converges (the latest in *settled; settled->search = -1 if
+ * none), "# metric: NAME".  Returns the points, or -1 with err.
+ */
+int bwap_search_log_read(const char *path, struct bwap_tuner_point *pts, int max,
+			 struct bwap_tuner_point *settled, char *metric_name, size_t namelen,
+			 char *err, size_t errlen);
 
 /* ---- util ------------------------------------------------------------- */
 

@@ -27,25 +27,43 @@ long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long
 	return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
 }
 
+/* Weighted interleave over nodes with own weights w (indexed by node), into args. */
+static void own_weights_args(struct mpol_args *args, unsigned long *mask, unsigned char *weights,
+			     bwap_nodeset nodes, const unsigned char *w)
+{
+	for (int i = 0; i < BWAP_MAX_NODES; i++) {
+		if (!bwap_nodeset_has(nodes, i))
+			continue;
+		mask[i / 64] |= 1UL << (i % 64);
+		weights[i] = w[i];
+	}
+	memset(args, 0, sizeof(*args));
+	args->mode = BWAP_MPOL_WEIGHTED_INTERLEAVE;
+	args->home_node = -1;
+	args->pol_maxnodes = MAXNODE;
+	args->pol_nodes = (uintptr_t)mask;
+	args->il_weights = (uintptr_t)weights;
+}
+
 long bwap_set_own_weights(const struct bwap_weights *w)
 {
 	unsigned long mask[MASK_LONGS] = { 0 };
 	unsigned char weights[MAXNODE] = { 0 };
 	struct mpol_args args;
 
-	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++) {
-		if (!bwap_nodeset_has(w->nodes, i))
-			continue;
-		mask[i / 64] |= 1UL << (i % 64);
-		weights[i] = w->w[i];
-	}
-	memset(&args, 0, sizeof(args));
-	args.mode = BWAP_MPOL_WEIGHTED_INTERLEAVE;
-	args.home_node = -1;
-	args.pol_maxnodes = MAXNODE;
-	args.pol_nodes = (uintptr_t)mask;
-	args.il_weights = (uintptr_t)weights;
+	own_weights_args(&args, mask, weights, w->nodes & (w->nr_nodes >= 64 ? ~0ULL :
+				 BWAP_NODE_BIT(w->nr_nodes) - 1), w->w);
 	return syscall(__NR_set_mempolicy2, &args, sizeof(args), 0);
+}
+
+long bwap_mbind_own_weights(void *addr, unsigned long len, bwap_nodeset nodes, const unsigned char *w)
+{
+	unsigned long mask[MASK_LONGS] = { 0 };
+	unsigned char weights[MAXNODE] = { 0 };
+	struct mpol_args args;
+
+	own_weights_args(&args, mask, weights, nodes, w);
+	return syscall(__NR_mbind2, (unsigned long)addr, len, &args, sizeof(args), 0);
 }
 
 long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags)

@@ -90,6 +90,8 @@ static int add_present(struct page_list *l, int pagemap, unsigned long start, un
 	return 0;
 }
 
+static int query_nodes(pid_t pid, struct page_list *l, char *err, size_t errlen);
+
 /*
  * Every page of pid's private anonymous writable mappings (the heap and
  * anonymous mmaps: what an interleave policy places), with its node from
@@ -98,8 +100,8 @@ static int add_present(struct page_list *l, int pagemap, unsigned long start, un
 static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
 {
 	char path[64], line[4096];
-	long psz = sysconf(_SC_PAGESIZE), kept = 0;
-	int status[BATCH], nvma = 0, pagemap;
+	long psz = sysconf(_SC_PAGESIZE);
+	int nvma = 0, pagemap;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
@@ -133,6 +135,15 @@ static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
 	if (pagemap >= 0)
 		close(pagemap);
 	fclose(f);
+	return query_nodes(pid, l, err, errlen);
+}
+
+/* Where each page of l is (a move_pages query); pages not present leave l. */
+static int query_nodes(pid_t pid, struct page_list *l, char *err, size_t errlen)
+{
+	int status[BATCH];
+	long kept = 0;
+
 	for (long i = 0; i < l->n; i += BATCH) {
 		long k = l->n - i < BATCH ? l->n - i : BATCH;
 
@@ -152,10 +163,14 @@ static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
 	return 0;
 }
 
-int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
-		     char *err, size_t errlen)
+/*
+ * Plan and make the moves for the pages in l (grouped by mapping), then
+ * query where they are; requery(l) lists them again for that query.
+ */
+static int place_list(pid_t pid, struct page_list *l, const struct bwap_weights *w, int dry_run,
+		      struct bwap_place_stats *st, int (*list)(pid_t, struct page_list *, void *, char *, size_t),
+		      void *arg, char *err, size_t errlen)
 {
-	struct page_list l = { 0 };
 	unsigned char wb[BWAP_MAX_NODES] = { 0 };
 	long excess[BWAP_MAX_NODES], deficit[BWAP_MAX_NODES];
 	void **mv_addr = NULL;
@@ -168,22 +183,22 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 	for (int i = 0; i < nr; i++)
 		wb[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (query_pages(pid, &l, err, errlen))
+	if (list(pid, l, arg, err, errlen))
 		goto out;
-	mv_addr = malloc((l.n + 1) * sizeof(*mv_addr));
-	mv_dest = malloc((l.n + 1) * sizeof(*mv_dest));
+	mv_addr = malloc((l->n + 1) * sizeof(*mv_addr));
+	mv_dest = malloc((l->n + 1) * sizeof(*mv_dest));
 	if (!mv_addr || !mv_dest) {
-		snprintf(err, errlen, "out of memory for %ld pages", l.n);
+		snprintf(err, errlen, "out of memory for %ld pages", l->n);
 		goto out;
 	}
 	/* one mapping at a time: its pages sit together in l, in address order */
-	for (long s0 = 0, s1; s0 < l.n; s0 = s1) {
+	for (long s0 = 0, s1; s0 < l->n; s0 = s1) {
 		long before[BWAP_MAX_NODES] = { 0 }, target[BWAP_MAX_NODES], total = 0;
 		int d = 0;
 
-		for (s1 = s0; s1 < l.n && l.vma[s1] == l.vma[s0]; s1++)
-			if (l.node[s1] < nr) {
-				before[l.node[s1]]++;
+		for (s1 = s0; s1 < l->n && l->vma[s1] == l->vma[s0]; s1++)
+			if (l->node[s1] < nr) {
+				before[l->node[s1]]++;
 				total++;
 			}
 		bwap_largest_remainder(total, wb, before, nr, target);
@@ -197,7 +212,7 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 		st->pages += total;
 		/* each page on a node above its share goes to the next node below its share */
 		for (long i = s0; i < s1; i++) {
-			int from = l.node[i];
+			int from = l->node[i];
 
 			if (from >= nr || !excess[from])
 				continue;
@@ -207,7 +222,7 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 				break;
 			excess[from]--;
 			deficit[d]--;
-			mv_addr[nmv] = l.addr[i];
+			mv_addr[nmv] = l->addr[i];
 			mv_dest[nmv++] = d;
 		}
 	}
@@ -236,16 +251,65 @@ int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struc
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	/* where the pages are now, by a second query */
-	if (query_pages(pid, &l, err, errlen))
+	if (list(pid, l, arg, err, errlen))
 		goto out;
 	memset(st->after, 0, sizeof(st->after));
-	for (long i = 0; i < l.n; i++)
-		if (l.node[i] < nr)
-			st->after[l.node[i]]++;
+	for (long i = 0; i < l->n; i++)
+		if (l->node[i] < nr)
+			st->after[l->node[i]]++;
 	ret = 0;
 out:
 	free(mv_addr);
 	free(mv_dest);
+	return ret;
+}
+
+static int list_process(pid_t pid, struct page_list *l, void *arg, char *err, size_t errlen)
+{
+	return query_pages(pid, l, err, errlen);
+}
+
+int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
+		     char *err, size_t errlen)
+{
+	struct page_list l = { 0 };
+	int ret;
+
+	ret = place_list(pid, &l, w, dry_run, st, list_process, NULL, err, errlen);
+	free(l.addr);
+	free(l.node);
+	free(l.vma);
+	return ret;
+}
+
+struct range {
+	char *start;
+	size_t len;
+};
+
+/* Every page of the range, one mapping as far as the shares go, then where each is. */
+static int list_range(pid_t pid, struct page_list *l, void *arg, char *err, size_t errlen)
+{
+	const struct range *r = arg;
+	long psz = sysconf(_SC_PAGESIZE);
+
+	l->n = 0;
+	for (size_t off = 0; off < r->len; off += psz)
+		if (add_page(l, r->start + off, 1)) {
+			snprintf(err, errlen, "out of memory listing %zu pages", r->len / psz);
+			return -1;
+		}
+	return query_nodes(pid, l, err, errlen);
+}
+
+int bwap_place_range(void *start, size_t len, const struct bwap_weights *w, struct bwap_place_stats *st,
+		     char *err, size_t errlen)
+{
+	struct range r = { start, len };
+	struct page_list l = { 0 };
+	int ret;
+
+	ret = place_list(0, &l, w, 0, st, list_range, &r, err, errlen);
 	free(l.addr);
 	free(l.node);
 	free(l.vma);

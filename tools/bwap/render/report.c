@@ -1,132 +1,135 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * 'bwapctl report' pictures: the bandwidth matrix as a heatmap (row = CPU
- * node, column = memory node, dark blue = slowest, red = fastest, numbers
- * in GB/s) and the weights as a bar chart (worker nodes orange, others
- * blue, percentages on top), side by side in one PNG.
+ * 'bwapctl report': the bandwidth matrix as a heatmap (row = CPU node,
+ * column = memory node, GB/s in each cell, blue = slowest, red = fastest,
+ * with its colour scale) and the canonical weights as a bar chart (share
+ * of pages per node, worker nodes orange), side by side.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "render.h"
+#include "chart.h"
 
-#define CELL 48
-#define MARGIN 24
-#define BAR_W 30
-#define CHART_H 240
-#define SCALE 2		/* font pixels per glyph pixel: glyphs are 6x10 */
-#define LINE 16		/* text line height */
+#define CELL 56
+#define BAR 34
+#define CHART_H 280
+#define TOP 120
 
 /* t in [0,1] to a blue -> yellow -> red ramp. */
-static void ramp(double t, unsigned char *rgb)
+static struct rgb ramp(double t)
 {
+	struct rgb c;
+
 	t = t < 0 ? 0 : t > 1 ? 1 : t;
 	if (t < 0.5) {
-		rgb[0] = (unsigned char)(40 + 430 * t);
-		rgb[1] = (unsigned char)(60 + 360 * t);
-		rgb[2] = (unsigned char)(160 - 200 * t);
+		c.r = 0.16 + 1.6 * t;
+		c.g = 0.24 + 1.4 * t;
+		c.b = 0.63 - 0.8 * t;
 	} else {
-		rgb[0] = 255;
-		rgb[1] = (unsigned char)(240 - 400 * (t - 0.5));
-		rgb[2] = (unsigned char)(60 - 100 * (t - 0.5));
+		c.r = 0.98;
+		c.g = 0.94 - 1.5 * (t - 0.5);
+		c.b = 0.23 - 0.4 * (t - 0.5);
 	}
+	return c;
 }
 
-/*
- * Layout, top to bottom: title; workers and matrix source; then the
- * heatmap (left) with its axis names and unit, and the bar chart (right)
- * with its axes and a legend.
- */
-int bwap_report_png(const char *path, const struct bwap_matrix *m, const struct bwap_weights *w,
-		    bwap_nodeset workers, char *err, size_t errlen)
+int bwap_chart_report(const char *path, const struct bwap_matrix *m, const struct bwap_weights *w,
+		      bwap_nodeset workers, char *err, size_t errlen)
 {
-	static const unsigned char white[3] = { 255, 255, 255 }, black[3] = { 0, 0, 0 },
-		grey[3] = { 200, 200, 200 }, orange[3] = { 240, 140, 30 }, blue[3] = { 60, 110, 200 };
-	int n = m->nr_nodes, top = MARGIN + 3 * LINE, heat_x = MARGIN + 3 * LINE;
-	int heat_w = n * CELL, chart_x = heat_x + heat_w + 5 * LINE, chart_w = n * (BAR_W + 12);
-	int body_h, ret;
+	static const struct rgb orange = { 0.94, 0.55, 0.12 }, blue = { 0.24, 0.43, 0.78 }, white = { 1, 1, 1 };
+	int n = m->nr_nodes, hx = 110, hy = TOP + 30, width, height, cx;
 	double lo = INFINITY, hi = 0, smax = 0;
-	struct bwap_canvas c;
-	char label[64], line[600], ws[256];
+	char text[600], ws[256];
+	struct chart c;
 
-	body_h = 2 * LINE + (n * CELL > CHART_H ? n * CELL : CHART_H) + 4 * LINE;
-	snprintf(line, sizeof(line), "WORKERS: NODES %s   MATRIX: %s",
-		 workers ? bwap_nodeset_format(workers, ws, sizeof(ws)) : "(NONE)", m->source);
-	{
-		int need = chart_x + chart_w + 16 * 4 * SCALE + MARGIN, text_w = MARGIN + (int)strlen(line) * 4 * SCALE + MARGIN;
-
-		if (bwap_canvas_init(&c, need > text_w ? need : text_w, top + body_h + MARGIN, SCALE)) {
-			snprintf(err, errlen, "out of memory for a report picture");
-			return -1;
-		}
-	}
-	bwap_canvas_text(&c, MARGIN, MARGIN, w ? "BWAP: BANDWIDTH MATRIX AND CANONICAL WEIGHTS" :
-			 "BWAP: BANDWIDTH MATRIX", black);
-	bwap_canvas_text(&c, MARGIN, MARGIN + LINE + 4, line, black);
+	cx = hx + n * CELL + 110;
+	width = cx + n * (BAR + 14) + 200;
+	if (width < 900)
+		width = 900;
+	height = hy + (n * CELL > CHART_H ? n * CELL : CHART_H) + 120;
+	if (chart_open(&c, path, width, height, err, errlen))
+		return -1;
+	snprintf(text, sizeof(text), "workers: nodes %s; matrix: %s",
+		 workers ? bwap_nodeset_format(workers, ws, sizeof(ws)) : "(none)", m->source);
+	chart_title(&c, w ? "BWAP: bandwidth matrix and canonical weights" : "BWAP: bandwidth matrix", text);
 	for (int r = 0; r < n; r++)
 		for (int col = 0; col < n; col++)
 			if (m->bw[r][col] >= 0) {
 				lo = fmin(lo, m->bw[r][col]);
 				hi = fmax(hi, m->bw[r][col]);
 			}
-	/* heatmap: columns are memory nodes, rows CPU nodes; cells in GB/s */
-	bwap_canvas_text(&c, heat_x, top, "MEMORY NODE", black);
-	bwap_canvas_text_up(&c, MARGIN, top + 2 * LINE + n * CELL / 2 + 30, "CPU NODE", black);
+	/* heatmap */
+	chart_text(&c, hx, TOP - 10, 14, 1, 0, &chart_black, "Read bandwidth, GB/s");
+	chart_text(&c, hx + n * CELL / 2.0, hy - 8, 12, 0, 0.5, &chart_black, "memory node");
+	chart_text_up(&c, hx - 40, hy + n * CELL / 2.0, 12, &chart_black, "CPU node (reader)");
 	for (int i = 0; i < n; i++) {
-		snprintf(label, sizeof(label), "%d", i);
-		bwap_canvas_text(&c, heat_x + i * CELL + CELL / 2 - 3, top + LINE + 2, label, black);
-		bwap_canvas_text(&c, heat_x - 16, top + 2 * LINE + i * CELL + CELL / 2 - 5, label, black);
+		snprintf(text, sizeof(text), "%d", i);
+		chart_text(&c, hx + (i + 0.5) * CELL, hy + n * CELL + 16, 12, 0, 0.5, &chart_black, text);
+		chart_text(&c, hx - 10, hy + (i + 0.5) * CELL + 4, 12, 0, 1, &chart_black, text);
 	}
-	for (int r = 0; r < n; r++) {
+	for (int r = 0; r < n; r++)
 		for (int col = 0; col < n; col++) {
-			int x = heat_x + col * CELL, y = top + 2 * LINE + r * CELL;
-			unsigned char rgb[3];
+			double x = hx + col * CELL, y = hy + r * CELL;
+			struct rgb rgb;
 
 			if (m->bw[r][col] < 0) {
-				bwap_canvas_rect(&c, x, y, CELL - 2, CELL - 2, grey);
-				bwap_canvas_text(&c, x + 18, y + 18, "-", black);
+				chart_fill_rect(&c, x + 1, y + 1, CELL - 2, CELL - 2, &chart_light);
+				chart_text(&c, x + CELL / 2.0, y + CELL / 2.0 + 4, 12, 0, 0.5, &chart_grey, "unknown");
 				continue;
 			}
-			ramp(hi > lo ? (m->bw[r][col] - lo) / (hi - lo) : 1, rgb);
-			bwap_canvas_rect(&c, x, y, CELL - 2, CELL - 2, rgb);
-			snprintf(label, sizeof(label), "%.1f", m->bw[r][col] / 1000);
-			bwap_canvas_text(&c, x + 4, y + 18, label, rgb[1] > 150 ? black : white);
+			rgb = ramp(hi > lo ? (m->bw[r][col] - lo) / (hi - lo) : 1);
+			chart_fill_rect(&c, x + 1, y + 1, CELL - 2, CELL - 2, &rgb);
+			snprintf(text, sizeof(text), "%s%.1f", m->estimated[r][col] ? "~" : "", m->bw[r][col] / 1000);
+			chart_text(&c, x + CELL / 2.0, y + CELL / 2.0 + 5, 13, 1, 0.5,
+				   rgb.g > 0.6 ? &chart_black : &white, text);
 		}
+	/* colour scale under the heatmap */
+	for (int i = 0; i < 100; i++) {
+		struct rgb rgb = ramp(i / 99.0);
+
+		chart_fill_rect(&c, hx + i * n * CELL / 100.0, hy + n * CELL + 30, n * CELL / 100.0 + 0.5, 10, &rgb);
 	}
-	bwap_canvas_text(&c, heat_x, top + 2 * LINE + n * CELL + 8, "READ BANDWIDTH, GB/S", black);
-	bwap_canvas_text(&c, heat_x, top + 3 * LINE + n * CELL + 8, "(CPU NODE READING MEMORY NODE)", black);
-	/* bar chart of the quantised shares, with axes and a legend */
+	snprintf(text, sizeof(text), "%.1f", (isfinite(lo) ? lo : 0) / 1000);
+	chart_text(&c, hx, hy + n * CELL + 56, 11, 0, 0, &chart_black, text);
+	snprintf(text, sizeof(text), "%.1f GB/s", hi / 1000);
+	chart_text(&c, hx + n * CELL, hy + n * CELL + 56, 11, 0, 1, &chart_black, text);
+	chart_text(&c, hx, hy + n * CELL + 76, 11, 0, 0, &chart_grey, "~ = estimated from SLIT distances");
 	if (w) {
-		int base = top + 2 * LINE + CHART_H;
+		double base = hy + CHART_H, step, top;
 
 		for (int i = 0; i < w->nr_nodes; i++)
-			smax = fmax(smax, w->qshare[i]);
-		bwap_canvas_text(&c, chart_x, top, "SHARE OF PAGES PER NODE, %", black);
-		bwap_canvas_rect(&c, chart_x - 6, top + 2 * LINE, 2, CHART_H, black);
-		bwap_canvas_rect(&c, chart_x - 6, base, chart_w + 6, 2, black);
-		for (int i = 0; i < w->nr_nodes; i++) {
-			int x = chart_x + i * (BAR_W + 12);
-			int h = smax > 0 ? (int)lround(w->qshare[i] / smax * (CHART_H - 20)) : 0;
+			smax = fmax(smax, 100 * w->qshare[i]);
+		step = chart_tick_step(smax > 0 ? smax : 1, 5);
+		top = ceil((smax > 0 ? smax : 1) / step) * step;
+		chart_text(&c, cx, TOP - 10, 14, 1, 0, &chart_black, "Canonical weights: share of pages per node");
+		for (double v = 0; v <= top + step / 2; v += step) {
+			double y = base - v / top * CHART_H;
 
-			bwap_canvas_rect(&c, x, base - h, BAR_W, h, bwap_nodeset_has(workers, i) ? orange : blue);
-			snprintf(label, sizeof(label), "%.1f", 100 * w->qshare[i]);
-			bwap_canvas_text(&c, x, base - h - 14, label, black);
-			snprintf(label, sizeof(label), "%d", i);
-			bwap_canvas_text(&c, x + BAR_W / 2 - 3, base + 8, label, black);
-			snprintf(label, sizeof(label), "W%u", w->w[i]);
-			bwap_canvas_text(&c, x, base + 8 + LINE, bwap_nodeset_has(w->nodes, i) ? label : "", black);
+			chart_line(&c, cx, y, cx + w->nr_nodes * (BAR + 14), y, 1, &chart_light);
+			snprintf(text, sizeof(text), "%g", v);
+			chart_text(&c, cx - 6, y + 4, 11, 0, 1, &chart_black, text);
 		}
-		bwap_canvas_text(&c, chart_x, base + 8 + 2 * LINE, "NODE (W = WEIGHT)", black);
-		/* legend, right of the bars */
-		bwap_canvas_rect(&c, chart_x + chart_w + 12, top + 2 * LINE, 12, 12, orange);
-		bwap_canvas_text(&c, chart_x + chart_w + 30, top + 2 * LINE + 1, "WORKER NODE", black);
-		bwap_canvas_rect(&c, chart_x + chart_w + 12, top + 3 * LINE + 4, 12, 12, blue);
-		bwap_canvas_text(&c, chart_x + chart_w + 30, top + 3 * LINE + 5, "OTHER NODE", black);
+		chart_text_up(&c, cx - 40, base - CHART_H / 2.0, 12, &chart_black, "share of pages, %");
+		chart_line(&c, cx, base - CHART_H, cx, base, 1.5, &chart_black);
+		chart_line(&c, cx, base, cx + w->nr_nodes * (BAR + 14), base, 1.5, &chart_black);
+		for (int i = 0; i < w->nr_nodes; i++) {
+			double x = cx + 7 + i * (BAR + 14), h = 100 * w->qshare[i] / top * CHART_H;
+
+			chart_fill_rect(&c, x, base - h, BAR, h, bwap_nodeset_has(workers, i) ? &orange : &blue);
+			snprintf(text, sizeof(text), "%.1f", 100 * w->qshare[i]);
+			chart_text(&c, x + BAR / 2.0, base - h - 5, 11, 0, 0.5, &chart_black, text);
+			snprintf(text, sizeof(text), "%d", i);
+			chart_text(&c, x + BAR / 2.0, base + 16, 12, 0, 0.5, &chart_black, text);
+			if (bwap_nodeset_has(w->nodes, i)) {
+				snprintf(text, sizeof(text), "w=%u", w->w[i]);
+				chart_text(&c, x + BAR / 2.0, base + 32, 11, 0, 0.5, &chart_grey, text);
+			}
+		}
+		chart_text(&c, cx + w->nr_nodes * (BAR + 14) / 2.0, base + 52, 12, 0, 0.5, &chart_black,
+			   "node (w = its weight)");
+		chart_legend(&c, cx + w->nr_nodes * (BAR + 14) + 20, base - CHART_H + 10, &orange, "worker node");
+		chart_legend(&c, cx + w->nr_nodes * (BAR + 14) + 20, base - CHART_H + 32, &blue, "other node");
 	}
-	ret = bwap_canvas_write_png(&c, path, err, errlen);
-	bwap_canvas_free(&c);
-	return ret;
+	return chart_close(&c, err, errlen);
 }

@@ -141,6 +141,38 @@ rc=$?
 	[ "$(cut -d' ' -f1 "$tmp/sp/search/phase-weights" | tr '\n' ' ')" = "load solve " ] &&
 	grep -q '"phase_seconds":{' "$tmp/sp/search/results.json"
 ok $? "search --phases: both phases scored, phase-weights lists load and solve (rc $rc)"
+
+# ---- bench: numbers, and a real run on this machine ------------------------
+expect 2 "--repeats 0 is below 1" "$BWAPCTL" bench --repeats 0
+expect 2 "--repeats '2.5' is not a whole number" "$BWAPCTL" bench --repeats 2.5
+expect 2 "--size 'inf' is not a finite number" "$BWAPCTL" bench --size inf
+expect 2 "--size -4 is below 0.0625" "$BWAPCTL" bench --size -4
+expect 2 "--dwp-step 0 is below 0.05" "$BWAPCTL" bench --dwp-step 0
+expect 2 "--probe-seconds 'nan' is not a finite number" "$BWAPCTL" bench --probe-seconds nan
+expect 2 "--threads 0 is below 1" "$BWAPCTL" bench --threads 0
+expect 2 "--workers: empty node set" "$BWAPCTL" bench --workers ""
+expect 1 "have no CPUs" "$BWAPCTL" bench --workers 63
+expect 2 "name it FILE.png or FILE.svg" "$BWAPCTL" bench -o "$tmp/b.jpg"
+expect 2 "option --repeats given twice" "$BWAPCTL" bench --repeats 1 --repeats 2
+"$BWAPCTL" bench --size 1 --repeats 3 --probe-seconds 0.01 --quiet --state-dir "$tmp/bs" \
+	--save "$tmp/bench.json" -o "$tmp/bench.svg" > "$tmp/bench.out" 2>&1
+rc=$?
+rows=$(awk '$3 ~ /^(copy|scale|add|triad|sum)$/ && $4 + 0 > 0 && ($8 == "EMULATED" || $8 == "measured")' "$tmp/bench.out" | wc -l)
+[ $rc = 0 ] && [ "$rows" -ge 25 ] && grep -q '^# first-touch: .* (verified)$' "$tmp/bench.out" &&
+	grep -q '"bwapctl": "bench"' "$tmp/bench.json" && grep -q '^<svg' "$tmp/bench.svg"
+ok $? "bench on this machine: pages verified, $rows rows (25 or 30), JSON and SVG written (rc $rc)"
+expect 0 "" "$BWAPCTL" report --from "$tmp/bench.json" -o "$tmp/bench.png"
+expect 1 "No such file or directory" "$BWAPCTL" report --from "$tmp/none.json" -o "$tmp/x.png"
+echo '{"bwapctl": "topology"}' > "$tmp/other.json"
+expect 1 "not a result bwapctl draws" "$BWAPCTL" report --from "$tmp/other.json" -o "$tmp/x.png"
+echo '{"bwapctl": "bench", "placements": [' > "$tmp/cut.json"
+expect 1 "cut.json: not JSON: unexpected end of data" "$BWAPCTL" report --from "$tmp/cut.json" -o "$tmp/x.png"
+echo '{"bwapctl": "bench", "placements": []}' > "$tmp/empty.json"
+expect 1 "1 to 10 placements, this one 0" "$BWAPCTL" report --from "$tmp/empty.json" -o "$tmp/x.png"
+expect 2 "give one of --workers SET, --search PID|LOG or --from FILE.json" "$BWAPCTL" report -o "$tmp/x.png"
+[ ! -e "$tmp/x.png" ]
+ok $? "report: no chart file left by the refused ones"
+
 expect 0 "" "$BWAPD" --version
 expect 0 "" "$BWAPCTL" --version
 

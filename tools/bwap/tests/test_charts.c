@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The charts, drawn as a person would see them: each PNG decodes (cairo)
+ * at the size its layout gives, has dark title text in its title band and
+ * the colours its legend promises; each SVG parses (libxml2) as an <svg>
+ * of the same size with the glyphs of its text; bad input is refused with
+ * a message, and no file is left behind.
+ */
+#include <cairo.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "render.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/bwap-test-charts.XXXXXX";
+
+static const char *out(const char *name)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+/* Decoded PNG, or NULL; its size in *w, *h. */
+static cairo_surface_t *load_png(const char *path, int *w, int *h)
+{
+	cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+
+	if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
+		cairo_surface_destroy(s);
+		return NULL;
+	}
+	*w = cairo_image_surface_get_width(s);
+	*h = cairo_image_surface_get_height(s);
+	return s;
+}
+
+static unsigned int pixel(cairo_surface_t *s, int x, int y)
+{
+	unsigned char *d = cairo_image_surface_get_data(s);
+
+	return *(uint32_t *)(d + y * cairo_image_surface_get_stride(s) + 4 * x) & 0xffffff;
+}
+
+/* Pixels in rows [y0, y1) darker than mid grey: the title's text. */
+static long dark_pixels(cairo_surface_t *s, int y0, int y1)
+{
+	long n = 0;
+
+	for (int y = y0; y < y1; y++)
+		for (int x = 0; x < cairo_image_surface_get_width(s); x++) {
+			unsigned int p = pixel(s, x, y);
+
+			n += ((p >> 16) & 255) + ((p >> 8) & 255) + (p & 255) < 3 * 100;
+		}
+	return n;
+}
+
+/* Pixels of exactly this colour (0xRRGGBB), as cairo fills a swatch. */
+static long colour_pixels(cairo_surface_t *s, double r, double g, double b)
+{
+	unsigned int want = (unsigned int)lround(r * 255) << 16 | (unsigned int)lround(g * 255) << 8 |
+			    (unsigned int)lround(b * 255);
+	long n = 0;
+
+	for (int y = 0; y < cairo_image_surface_get_height(s); y++)
+		for (int x = 0; x < cairo_image_surface_get_width(s); x++) {
+			unsigned int p = pixel(s, x, y);
+			int dr = (int)(p >> 16 & 255) - (int)(want >> 16 & 255);
+			int dg = (int)(p >> 8 & 255) - (int)(want >> 8 & 255);
+			int db = (int)(p & 255) - (int)(want & 255);
+
+			n += abs(dr) <= 1 && abs(dg) <= 1 && abs(db) <= 1;
+		}
+	return n;
+}
+
+/*
+ * An SVG that libxml2 parses, rooted at <svg> with width and height
+ * "Wpt"/"Hpt", and with at least min_glyphs glyphs drawn (cairo draws text
+ * as <use> of glyph symbols).  1 if so.
+ */
+static int svg_ok(const char *path, int w, int h, int min_glyphs, int *glyphs)
+{
+	xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlNodePtr root;
+	char ws[32], hs[32];
+	int ok = 0;
+
+	*glyphs = 0;
+	if (!doc)
+		return 0;
+	root = xmlDocGetRootElement(doc);
+	if (root && !xmlStrcmp(root->name, (const xmlChar *)"svg")) {
+		xmlChar *aw = xmlGetProp(root, (const xmlChar *)"width"), *ah = xmlGetProp(root, (const xmlChar *)"height");
+
+		snprintf(ws, sizeof(ws), "%dpt", w);
+		snprintf(hs, sizeof(hs), "%dpt", h);
+		ok = aw && ah && !strcmp((char *)aw, ws) && !strcmp((char *)ah, hs);
+		xmlFree(aw);
+		xmlFree(ah);
+		/* glyph uses anywhere under the root */
+		for (xmlNodePtr n = root; n;) {
+			if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar *)"use")) {
+				xmlChar *href = xmlGetNsProp(n, (const xmlChar *)"href",
+							     (const xmlChar *)"http://www.w3.org/1999/xlink");
+
+				*glyphs += href && strstr((char *)href, "glyph");
+				xmlFree(href);
+			}
+			if (n->children)
+				n = n->children;
+			else {
+				while (n && !n->next)
+					n = n->parent;
+				if (n)
+					n = n->next;
+			}
+		}
+	}
+	xmlFreeDoc(doc);
+	return ok && *glyphs >= min_glyphs;
+}
+
+static void test_bench_chart(void)
+{
+	json_object *o = json_object_from_file(test_data("bench-4node-emulated.json")), *pl, *k, *e;
+	static const double colours[6][3] = {
+		{ 0.12, 0.47, 0.71 }, { 1.00, 0.50, 0.05 }, { 0.17, 0.63, 0.17 }, { 0.84, 0.15, 0.16 },
+		{ 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
+	};
+	cairo_surface_t *s;
+	char err[512] = "";
+	int w = 0, h = 0, g = 0, ok, missing = 0;
+
+	CHECK(o, "bench: the guest's bench JSON loads");
+	if (!o)
+		return;
+	CHECK(!bwap_chart_bench(out("bench.png"), o, err, sizeof(err)), "bench: PNG drawn (%s)", err);
+	s = load_png(out("bench.png"), &w, &h);
+	CHECK(s && w == 1100 && h == 640, "bench: the PNG decodes, 1100x640 (%dx%d)", w, h);
+	if (s) {
+		CHECK(dark_pixels(s, 12, 36) > 500, "bench: the title band has dark text (%ld pixels)",
+		      dark_pixels(s, 12, 36));
+		/* EMULATED: the red warning line under the title */
+		CHECK(colour_pixels(s, 0.80, 0.05, 0.05) > 200, "bench: the EMULATED line is drawn in red");
+		for (int p = 0; p < 6; p++)
+			missing += colour_pixels(s, colours[p][0], colours[p][1], colours[p][2]) < 144;
+		CHECK(!missing, "bench: each of the 6 placements' colours fills its legend swatch and bars");
+		cairo_surface_destroy(s);
+	}
+	CHECK(!bwap_chart_bench(out("bench.svg"), o, err, sizeof(err)), "bench: SVG drawn (%s)", err);
+	/* the title alone has 50 letters */
+	ok = svg_ok(out("bench.svg"), 1100, 640, 50, &g);
+	CHECK(ok, "bench: the SVG parses, <svg> 1100x640pt, %d glyphs", g);
+	/* bad input: a NaN bandwidth, a missing placements list, a bad name */
+	json_object_object_get_ex(o, "placements", &pl);
+	json_object_object_get_ex(json_object_array_get_idx(pl, 0), "kernels", &k);
+	e = json_object_array_get_idx(k, 0);
+	json_object_object_add(e, "gbs", json_object_new_double(NAN));
+	err[0] = '\0';
+	CHECK(bwap_chart_bench(out("bad.png"), o, err, sizeof(err)) &&
+	      strstr(err, "must be finite") && access(out("bad.png"), F_OK),
+	      "bench: a NaN GB/s is refused, no file written (%s)", err);
+	json_object_object_del(o, "placements");
+	CHECK(bwap_chart_bench(out("bad.png"), o, err, sizeof(err)) && strstr(err, "not a 'bwapctl bench' result"),
+	      "bench: JSON without placements is refused (%s)", err);
+	CHECK(bwap_chart_format("x.jpg", err, sizeof(err)) < 0 && strstr(err, "FILE.png or FILE.svg"),
+	      "a chart named x.jpg is refused (%s)", err);
+	json_object_put(o);
+}
+
+static void test_report_chart(void)
+{
+	struct bwap_matrix *m = malloc(sizeof(*m));
+	struct bwap_weights wt;
+	double cap[BWAP_MAX_NODES];
+	char err[512] = "";
+	cairo_surface_t *s;
+	int w = 0, h = 0, g = 0, ok;
+
+	if (bwap_matrix_load(m, test_data("topologies/4node-asymmetric.topo"), err, sizeof(err)) ||
+	    bwap_canonical_capacity(m, 0x3, 0xf, cap, err, sizeof(err)) ||
+	    bwap_weights_from_capacity(&wt, cap, 4, 0xf, err, sizeof(err))) {
+		CHECK(0, "report: the 4-node matrix loads (%s)", err);
+		free(m);
+		return;
+	}
+	bwap_weights_quantise(&wt, 255, 0.005);
+	CHECK(!bwap_chart_report(out("report.png"), m, &wt, 0x3, err, sizeof(err)), "report: PNG drawn (%s)", err);
+	s = load_png(out("report.png"), &w, &h);
+	/* 4 nodes: heatmap 110 + 4x56 + 110, bars 4x48, legend 200; at least 900 wide */
+	CHECK(s && w == 900 && h == 150 + 280 + 120, "report: the PNG decodes, 900x550 (%dx%d)", w, h);
+	if (s) {
+		CHECK(dark_pixels(s, 12, 36) > 500, "report: the title band has dark text");
+		CHECK(colour_pixels(s, 0.94, 0.55, 0.12) > 2 * 34 * 50, "report: two worker bars in orange");
+		cairo_surface_destroy(s);
+	}
+	CHECK(!bwap_chart_report(out("report.svg"), m, &wt, 0x3, err, sizeof(err)), "report: SVG drawn (%s)", err);
+	ok = svg_ok(out("report.svg"), 900, 550, 40, &g);
+	CHECK(ok, "report: the SVG parses, <svg> 900x550pt, %d glyphs", g);
+	free(m);
+}
+
+static void test_curve_chart(void)
+{
+	struct bwap_tuner_point pts[64], settled;
+	char name[128], err[512] = "";
+	cairo_surface_t *s;
+	int n, w = 0, h = 0, g = 0, ok;
+
+	n = bwap_search_log_read(test_data("search-4242.log"), pts, 64, &settled, name, sizeof(name), err,
+				 sizeof(err));
+	CHECK(n == 10 && settled.search == 1 && fabs(settled.dwp - 0.3) < 1e-9 &&
+	      !strcmp(name, "model stall, mlp 8 (MODELLED from real page counts)"),
+	      "curve: the log reads: 10 points, settled at DWP 0.3 in search 2, the metric's name");
+	CHECK(!bwap_chart_curve(out("curve.png"), pts, n, &settled, name, "search-4242.log", err, sizeof(err)),
+	      "curve: PNG drawn (%s)", err);
+	s = load_png(out("curve.png"), &w, &h);
+	CHECK(s && w == 900 && h == 560, "curve: the PNG decodes, 900x560 (%dx%d)", w, h);
+	if (s) {
+		CHECK(dark_pixels(s, 12, 36) > 500, "curve: the title band has dark text");
+		CHECK(colour_pixels(s, 0.12, 0.47, 0.71) > 100 && colour_pixels(s, 1.00, 0.50, 0.05) > 100,
+		      "curve: both searches drawn in their colours");
+		cairo_surface_destroy(s);
+	}
+	ok = !bwap_chart_curve(out("curve.svg"), pts, n, &settled, name, "log", err, sizeof(err)) &&
+	     svg_ok(out("curve.svg"), 900, 560, 40, &g);
+	CHECK(ok, "curve: the SVG parses, <svg> 900x560pt, %d glyphs", g);
+	CHECK(bwap_chart_curve(out("empty.png"), pts, 0, &settled, name, "log", err, sizeof(err)) &&
+	      strstr(err, "no measurements") && access(out("empty.png"), F_OK),
+	      "curve: nothing to plot is refused, no file (%s)", err);
+}
+
+static void test_search_chart(void)
+{
+	json_object *o = json_object_from_file(test_data("search-results.json"));
+	char err[512] = "", name[128];
+	cairo_surface_t *s;
+	int w = 0, h = 0, g = 0, ok;
+
+	CHECK(!strcmp(bwap_score_name("GB/s: ([0-9.]+)", name, sizeof(name)), "GB/s"),
+	      "search: the score 'GB/s: ([0-9.]+)' reads as 'GB/s' (%s)", name);
+	CHECK(!strcmp(bwap_score_name("SCORE: ([0-9.]+)", name, sizeof(name)), "SCORE"),
+	      "search: 'SCORE: ([0-9.]+)' reads as 'SCORE', once (%s)", name);
+	CHECK(!strcmp(bwap_score_name("wall seconds", name, sizeof(name)), "wall time, s"),
+	      "search: wall seconds reads as 'wall time, s'");
+	CHECK(o && !bwap_chart_search(out("search.png"), o, err, sizeof(err)), "search: PNG drawn (%s)", err);
+	s = load_png(out("search.png"), &w, &h);
+	CHECK(s && w == 900 && h == 130 + 6 * 44 + 120, "search: the PNG decodes, 900x514 (%dx%d)", w, h);
+	if (s) {
+		CHECK(dark_pixels(s, 12, 36) > 500, "search: the title band has dark text");
+		/* the best cell (1.41x) is outlined: black pixels across its top edge */
+		long black = 0;
+
+		for (int x = 190 + 3 * 84 + 3; x < 190 + 4 * 84 - 3; x++)
+			black += pixel(s, x, 130 + 4 * 44 + 2) == 0;
+		CHECK(black > 70, "search: the best cell, bwap-dwp0.5 at degree 4, is outlined (%ld)", black);
+		cairo_surface_destroy(s);
+	}
+	ok = o && !bwap_chart_search(out("search.svg"), o, err, sizeof(err)) &&
+	     svg_ok(out("search.svg"), 900, 514, 40, &g);
+	CHECK(ok, "search: the SVG parses, <svg> 900x514pt, %d glyphs", g);
+	json_object_put(o);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_bench_chart();
+	test_report_chart();
+	test_curve_chart();
+	test_search_chart();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			CHECK(0, "clean up %s", dir);
+	}
+	return tap_done();
+}
