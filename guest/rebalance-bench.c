@@ -65,6 +65,8 @@ static long npages = 4096;
 static int repeats = 5;
 static int icount;
 static char *base_hint;		/* every start state is mapped here */
+static int thp;			/* start states in 2 MiB THPs (MADV_HUGEPAGE) */
+#define HPAGE_PAGES 512
 #define FIXED_BASE ((char *)0x600000000000UL)
 static int self_pidfd;
 
@@ -225,7 +227,7 @@ static char *start_state(const unsigned char *old_w)
 		exit(2);
 	}
 	base_hint = p;
-	madvise(p, npages * PG, MADV_NOHUGEPAGE);
+	madvise(p, npages * PG, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	/* build the page tables first, so later faults allocate data pages only */
 	for (i = 0; i < npages; i++)
 		p[i * PG] = 1;
@@ -490,35 +492,52 @@ static void fresh_balance(const unsigned char *w, double *wb)
  * targets; the surplus of each node taken spread evenly over the range;
  * destinations in weighted round robin by what they lack), move it with
  * one move_pages(2) call, and give the range the new weights with
- * mbind2().  Returns the pages that did not move; *@moved the pages sent.
+ * mbind2().  With THP the unit is a huge page: one query, one plan entry
+ * and one move per 2 MiB, as a tool that knows the range is all THPs
+ * would do (moving any page of a THP moves all of it).  Returns the pages
+ * that did not move; *@moved the pages sent.
  */
+static long long user_move_ns;	/* the move_pages(2) batch and mbind2() of the last call */
+
 static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 {
 	static void **pages;
 	static int *dest, *status, *st;
 	static long have;
+	long unit = thp ? HPAGE_PAGES : 1, nu = npages / unit;
 	long count[NN], target[NN], share[NN], left[NN], seen[NN] = { 0 };
 	long i, n = 0, failed = 0;
+	long long t0;
 	int k, d, best;
 
-	if (have < npages) {
+	if (have < nu) {
 		free(pages);
 		free(dest);
 		free(status);
 		free(st);
-		pages = malloc(npages * sizeof(*pages));
-		dest = malloc(npages * sizeof(*dest));
-		status = malloc(npages * sizeof(*status));
-		st = malloc(npages * sizeof(*st));
+		pages = malloc(nu * sizeof(*pages));
+		dest = malloc(nu * sizeof(*dest));
+		status = malloc(nu * sizeof(*status));
+		st = malloc(nu * sizeof(*st));
 		if (!pages || !dest || !status || !st)
 			die("out of memory for %s", "the user-space plan");
-		have = npages;
+		have = nu;
 	}
-	where(p, st, count);
-	bwap_lr_targets(npages, count, new_w, NN, target);
+	for (i = 0; i < nu; i++)
+		pages[i] = p + i * unit * PG;
+	if (bwap_move_pages(0, nu, pages, NULL, st, 0))
+		die("move_pages query: %s", strerror(errno));
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < nu; i++) {
+		k = node_index(st[i]);
+		if (k < 0)
+			die("a page is on %s", "a node the test does not use");
+		count[k]++;
+	}
+	bwap_lr_targets(nu, count, new_w, NN, target);
 	for (k = 0; k < NN; k++)
 		left[k] = share[k] = count[k] - target[k];
-	for (i = 0; i < npages; i++) {
+	for (i = 0; i < nu; i++) {
 		k = node_index(st[i]);
 		seen[k]++;
 		if (share[k] <= 0 || left[k] <= 0 ||
@@ -535,14 +554,16 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 		}
 		if (best < 0)
 			continue;
-		pages[n] = p + i * PG;
+		pages[n] = p + i * unit * PG;
 		dest[n++] = nodes[best];
 		left[k]--;
 		left[best]++;
 	}
+	t0 = now_ns();
 	failed = move_then_bind(p, n, pages, dest, status, new_w);
-	*moved = n;
-	return failed;
+	user_move_ns = now_ns() - t0;
+	*moved = n * unit;
+	return failed * unit;
 }
 
 /* A thread of the target faulting on its own VMA while the call runs. */
@@ -600,33 +621,35 @@ static void *faulter_main(void *arg)
 }
 
 /*
- * Size sweep from 16 MiB to @max_mib resident, 1,1,1,1 -> 4,2,1,1: the
- * kernel's rebalance per page scanned and per page moved, against the
- * user-space equivalent; then, at the largest size, the longest stall of a
- * thread faulting on another VMA during the call.
+ * One table of the sweep, base pages or (with thp set) 2 MiB THPs:
+ * appends each size's kernel / user-space ratio to @ratios.  Returns 0 if
+ * a rebalance left pages or the two moved different amounts.
  */
-static int sweep(long max_mib)
+static int sweep_table(long max_mib, const unsigned char *from,
+		       const unsigned char *to, double *ratios, int *nratios)
 {
-	static const unsigned char w1111[NN] = { 1, 1, 1, 1 }, w4211[NN] = { 4, 2, 1, 1 };
 	unsigned char table[BWAP_MAXNODE];
-	double ratios[16];
-	int nratios = 0, ok = 1;
+	int ok = 1;
 	long mib;
 
-	printf("#\n# Cost at scale: 1,1,1,1 -> 4,2,1,1, the range fully resident, %s\n"
-	       "# kernel = process_mpol_reweight(MPOL_MF_REBALANCE); user = move_pages(2) query of\n"
-	       "# every page + the same minimal plan + one move_pages(2) call + mbind2()\n",
+	printf("#\n# %s: 1,1,1,1 -> 4,2,1,1, the range fully resident, %s\n",
+	       thp ? "With THP (MADV_HUGEPAGE; every share a whole number of huge pages)"
+		   : "Base pages (MADV_NOHUGEPAGE)",
 	       icount ? "instructions (run-vm --icount)" : "guest ns");
-	printf("# %6s %8s %8s %8s %13s %9s %9s %13s %7s\n", "MiB", "pages", "scanned",
-	       "moved", "kernel", "/scanned", "/moved", "user", "k/user");
-	weights_table(w4211, table);
+	printf("# kernel = process_mpol_reweight(MPOL_MF_REBALANCE); user = move_pages(2) query of\n"
+	       "# every %s + the same minimal plan + one move_pages(2) call + mbind2();\n"
+	       "# move = that move_pages(2) call and mbind2() alone\n",
+	       thp ? "huge page" : "page");
+	printf("# %6s %8s %8s %8s %12s %9s %9s %12s %7s %7s\n", "MiB", "pages", "scanned",
+	       "moved", "kernel", "/scanned", "/moved", "user", "k/user", "k/move");
+	weights_table(to, table);
 	for (mib = 16; mib <= max_mib; mib *= 2) {
 		long sc0, mv0, scanned, moved, moved_u, left;
 		long long t0, tk, tu;
 		char *p;
 
 		npages = mib * (1L << 20) / PG;
-		p = start_state(w1111);
+		p = start_state(from);
 		sc0 = bwap_vmstat("numa_rebalance_scanned");
 		mv0 = bwap_vmstat("numa_rebalance_moved");
 		t0 = now_ns();
@@ -641,24 +664,48 @@ static int sweep(long max_mib)
 			return 0;
 		}
 
-		p = start_state(w1111);
+		p = start_state(from);
 		t0 = now_ns();
-		left = user_rebalance(p, w4211, &moved_u);
+		left = user_rebalance(p, to, &moved_u);
 		tu = now_ns() - t0;
 		end_state(p);
 		if (left || moved_u != moved)
 			ok = 0;
-		ratios[nratios++] = (double)tk / tu;
-		printf("  %6ld %8ld %8ld %8ld %13lld %9.0f %9.0f %13lld %6.3fx\n", mib, npages,
-		       scanned, moved, tk, (double)tk / scanned, (double)tk / moved, tu,
-		       (double)tk / tu);
+		ratios[(*nratios)++] = (double)tk / tu;
+		printf("  %6ld %8ld %8ld %8ld %12lld %9.0f %9.0f %12lld %6.3fx %6.3fx\n", mib,
+		       npages, scanned, moved, tk, (double)tk / scanned, (double)tk / moved,
+		       tu, (double)tk / tu, (double)tk / user_move_ns);
 	}
+	return ok;
+}
+
+/*
+ * Size sweep from 16 MiB to @max_mib resident, 1,1,1,1 -> 4,2,1,1, in
+ * base pages and in THPs: the kernel's rebalance per page scanned and per
+ * page moved, against the user-space equivalent and its move alone; then,
+ * at the largest size, the longest stall of a thread faulting on another
+ * VMA during the call.
+ */
+static int sweep(long max_mib)
+{
+	static const unsigned char w1111[NN] = { 1, 1, 1, 1 }, w4211[NN] = { 4, 2, 1, 1 };
+	unsigned char table[BWAP_MAXNODE];
+	double ratios[32];
+	int nratios = 0, nbase, ok;
+
+	ok = sweep_table(max_mib, w1111, w4211, ratios, &nratios);
+	nbase = nratios;
+	thp = 1;
+	ok = sweep_table(max_mib, w1111, w4211, ratios, &nratios) && ok;
+	thp = 0;
+	weights_table(w4211, table);
 	/*
 	 * Where the difference comes from, at 16 MiB (the costs per page are
 	 * flat in size): the kernel's counting walk alone (a rebalance to the
 	 * weights the range already has, which moves nothing), and the
 	 * user-space query alone.  The rest of each is the move, common to
-	 * both, plus the kernel's second walk or the user-space plan.
+	 * both, plus the kernel's pass over what its walk recorded or the
+	 * user-space plan.
 	 */
 	{
 		long count[NN], sc0;
@@ -689,11 +736,14 @@ static int sweep(long max_mib)
 		       "#   user-space query alone %.0f; the rest of each is the move, common to both\n",
 		       (double)tc / npages, sc0, (double)tq / npages);
 	}
-	if (nratios) {
-		qsort(ratios, nratios, sizeof(double), cmp_double);
-		printf("# kernel / user-space equivalent: median %.3fx, largest %.3fx (goal: <= 0.80x)\n",
-		       ratios[nratios / 2], ratios[nratios - 1]);
-		ok = ok && ratios[nratios - 1] <= 0.8;
+	if (nbase && nratios > nbase) {
+		qsort(ratios, nbase, sizeof(double), cmp_double);
+		qsort(ratios + nbase, nratios - nbase, sizeof(double), cmp_double);
+		printf("# kernel / user-space equivalent: base pages median %.3fx, largest %.3fx;\n"
+		       "#   THP median %.3fx, largest %.3fx (goal: <= 0.80x)\n",
+		       ratios[nbase / 2], ratios[nbase - 1],
+		       ratios[nbase + (nratios - nbase) / 2], ratios[nratios - 1]);
+		ok = ok && ratios[nbase - 1] <= 0.8 && ratios[nratios - 1] <= 0.8;
 	}
 
 	/* The stall: a thread faulting on another VMA during the largest call. */

@@ -10,15 +10,12 @@
  * only off a node above its share and onto a node below it, so none moves
  * twice and none moves back.
  *
- * Each range under one policy is walked once under mmap_write_lock(): the
- * walk counts resident pages per node and records, with a reference, each
- * folio that may move.  Once the plan is made, a pass over the record
- * isolates just enough folios from each node above its share, spread
- * evenly over the range so that it keeps the interleave layout
- * (mpol_rebalance_pick()), queued per destination.  Only a range with more
- * folios than the record holds is walked a second time, from where the
- * record ends.  The caller drops mmap_lock before mpol_rebalance_finish()
- * migrates them, as do_mbind() does.
+ * Each range under one policy is walked twice under mmap_write_lock():
+ * the first walk counts resident pages per node, the second isolates just
+ * enough folios from each node above its share, spread evenly over the
+ * range so that it keeps the interleave layout (mpol_rebalance_pick()),
+ * queued per destination.  The caller drops mmap_lock before
+ * mpol_rebalance_finish() migrates them, as do_mbind() does.
  *
  * A large folio (THP) moves whole, never split, so the plan is made in
  * folio units (mpol_rebalance_split()): the large folios go where they
@@ -39,9 +36,6 @@
 
 #include "internal.h"
 #include "mempolicy_rebalance.h"
-
-/* Folios recorded per range at most: 2 MiB, 1 GiB of base pages. */
-#define REBALANCE_REC_MAX	BIT(18)
 
 /**
  * mpol_rebalance_targets - largest-remainder share of each node
@@ -243,7 +237,6 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 
 static void mpol_rebalance_free(struct mpol_rebalance *rb)
 {
-	kvfree(rb->rec);
 	kfree(rb->cur);
 	kfree(rb->fixed);
 	kfree(rb->goal);
@@ -442,89 +435,35 @@ static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 }
 
 /*
- * Second pass: queue @folio, wholly mapped in the range, if its kind's
- * plan sends it somewhere.  @pt_shared: see rebalance_isolate()
+ * Count @folio, of which @nr pages are mapped in the range, in the first
+ * walk; in the second, queue it if its kind's plan sends it somewhere.
+ * @pt_shared: see rebalance_isolate()
  */
-static void rebalance_queue(struct mpol_rebalance *rb, struct folio *folio,
-			    bool pt_shared)
+static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
+			    unsigned long nr, bool pt_shared)
 {
-	long pages = folio_nr_pages(folio);
 	int src = folio_nid(folio);
 	struct mpol_rebalance_class *c;
+	long pages = nr;
 	int dst;
 
-	if (pages == 1)
+	if (rb->counting) {
+		rebalance_count(rb, folio, src, nr);
+		return;
+	}
+	if (nr != folio_nr_pages(folio))
+		return;
+	if (nr == 1)
 		c = &rb->base;
-	else if (pages == rb->unit)
+	else if (nr == rb->unit)
 		c = &rb->large;
 	else
 		return;
-	c->seen[src] += pages;
+	c->seen[src] += nr;
 	dst = mpol_rebalance_pick(c, src, pages);
 	if (dst == NUMA_NO_NODE || !rebalance_isolate(rb, folio, dst, pt_shared))
 		return;
 	mpol_rebalance_take(rb, c, src, dst, pages);
-}
-
-/*
- * First walk: keep @folio, mapped at @addr, for the second pass, with a
- * reference: once the page table lock is dropped, reclaim or compaction
- * could free it and the pointer would name another folio.  A folio that is
- * being freed is not kept, as a second walk would not find it either.
- * When the record is full, the second pass walks again from @addr.
- */
-static void rebalance_record(struct mpol_rebalance *rb, struct folio *folio,
-			     bool pt_shared, unsigned long addr)
-{
-	if (rb->rec_end != ULONG_MAX)
-		return;
-	if (rb->nr_rec == rb->max_rec) {
-		rb->rec_end = addr;
-		return;
-	}
-	if (folio_try_get(folio))
-		rb->rec[rb->nr_rec++] = (unsigned long)folio | pt_shared;
-}
-
-/*
- * Count @folio, mapped at @addr with @nr of its pages in the range, and
- * record it if it may move; in a second walk, queue it as the plan says.
- * Only a folio wholly mapped in the range may move: a large folio only
- * partly mapped would move pages outside it.
- * @pt_shared: see rebalance_isolate()
- */
-static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
-			    unsigned long addr, unsigned long nr,
-			    bool pt_shared)
-{
-	if (rb->counting) {
-		rebalance_count(rb, folio, folio_nid(folio), nr);
-		if (nr == folio_nr_pages(folio))
-			rebalance_record(rb, folio, pt_shared, addr);
-		return;
-	}
-	if (nr == folio_nr_pages(folio))
-		rebalance_queue(rb, folio, pt_shared);
-}
-
-/*
- * The second pass over the folios the first walk recorded, in address
- * order, while there is something left to queue; drops every reference.
- */
-static void rebalance_recorded(struct mpol_rebalance *rb)
-{
-	unsigned long i;
-
-	for (i = 0; i < rb->nr_rec; i++) {
-		struct folio *folio = (struct folio *)(rb->rec[i] & ~1UL);
-
-		if (rb->to_queue)
-			rebalance_queue(rb, folio, rb->rec[i] & 1);
-		folio_put(folio);
-		if (!(i % SWAP_CLUSTER_MAX))
-			cond_resched();
-	}
-	rb->nr_rec = 0;
 }
 
 /* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
@@ -562,7 +501,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		if (!is_pmd_migration_entry(*pmd)) {
 			folio = pmd_folio(*pmd);
 			if (!is_huge_zero_folio(folio))
-				rebalance_folio(rb, folio, addr,
+				rebalance_folio(rb, folio,
 						(end - addr) >> PAGE_SHIFT, false);
 		}
 		spin_unlock(ptl);
@@ -589,7 +528,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		/* Take a large folio's PTEs together, so it is seen once. */
 		if (folio_test_large(folio))
 			nr = folio_ptes_in_row(vma, folio, pte, addr, end);
-		rebalance_folio(rb, folio, addr, nr, false);
+		rebalance_folio(rb, folio, nr, false);
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
@@ -609,7 +548,7 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 	ptl = huge_pte_lock(hstate_vma(walk->vma), walk->mm, pte);
 	entry = huge_ptep_get(walk->mm, addr, pte);
 	if (pte_present(entry))
-		rebalance_folio(rb, pfn_folio(pte_pfn(entry)), addr,
+		rebalance_folio(rb, pfn_folio(pte_pfn(entry)),
 				(end - addr) >> PAGE_SHIFT,
 				hugetlb_pmd_shared(pte));
 	spin_unlock(ptl);
@@ -646,23 +585,6 @@ static void rebalance_class_clear(struct mpol_rebalance_class *c)
 	memset(c->cur, 0, nr_node_ids * sizeof(*c->cur));
 }
 
-/*
- * Room in the record for the folios of a range of @pages pages, at most
- * REBALANCE_REC_MAX.  Without it the range is walked twice, as the record
- * then ends where it starts.
- */
-static void rebalance_record_reserve(struct mpol_rebalance *rb,
-				     unsigned long pages)
-{
-	pages = min(pages, REBALANCE_REC_MAX);
-	if (pages <= rb->max_rec)
-		return;
-	kvfree(rb->rec);
-	rb->rec = kvmalloc_array(pages, sizeof(*rb->rec),
-				 GFP_KERNEL | __GFP_NOWARN);
-	rb->max_rec = rb->rec ? pages : 0;
-}
-
 /**
  * mpol_rebalance_range - queue the pages that bring a range to its shares
  * @rb: state from mpol_rebalance_init()
@@ -680,11 +602,9 @@ static void rebalance_record_reserve(struct mpol_rebalance *rb,
  * be under one policy.
  *
  * Context: mmap_write_lock() held, so the VMA stays and no fault adds
- * pages between the walk and the pass over its record.  The references
- * the record holds keep its folios whole and on their nodes; reclaim or
- * truncation can still unmap some, and pages beyond a full record can go.
- * Then fewer pages move than were counted as needed, and the difference
- * is reported as not moved.
+ * pages between the two walks.  Reclaim, truncation or collapse can still
+ * remove some; then fewer pages move than were counted as needed, and the
+ * difference is reported as not moved.
  */
 void mpol_rebalance_range(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
@@ -701,34 +621,29 @@ void mpol_rebalance_range(struct mpol_rebalance *rb,
 	rebalance_class_clear(&rb->large);
 	rb->unit = 0;
 	rb->counting = true;
-	rebalance_record_reserve(rb, (end - start) >> PAGE_SHIFT);
-	rb->rec_end = ULONG_MAX;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
-	rb->counting = false;
-	rb->to_queue = 0;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		total += rb->cur[nid];
 	if (!total)
-		goto drop;
+		return;
 
 	/*
 	 * No node of the nodemask in effect has a weight left (a cpuset can
 	 * leave only nodes of weight 0): there is nowhere to move pages to.
 	 */
 	if (!mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal))
-		goto drop;
+		return;
 	mpol_rebalance_split(rb->unit, rb->base.cur, rb->large.cur, rb->fixed,
 			     rb->goal, rb->base.target, rb->large.target);
 	needed = rebalance_class_plan(&rb->base) +
 		 rebalance_class_plan(&rb->large);
 	rb->needed += needed;
+	if (!needed)
+		return;
+
+	rb->counting = false;
 	rb->to_queue = needed;
-drop:
-	/* With nothing to queue, this only drops the references. */
-	rebalance_recorded(rb);
-	if (rb->to_queue && rb->rec_end != ULONG_MAX)
-		walk_page_range_vma(vma, rb->rec_end, end, &rebalance_walk_ops,
-				    rb);
+	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
 }
 
 /*

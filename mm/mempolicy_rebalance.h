@@ -41,7 +41,7 @@ struct mpol_rebalance_class {
  * @queued: pages isolated and queued for migration
  * @moved: pages migrated
  * @to_queue: pages of the range being handled still to queue; the second
- *	pass stops early once it reaches 0
+ *	walk stops early once it reaches 0
  * @unit: pages in the large folios planned in the range being handled
  *	(the largest size there, fully mapped in it), 0 if it has none
  * @cur: per-node resident pages of the range, of every kind
@@ -51,13 +51,6 @@ struct mpol_rebalance_class {
  * @base: the plan for base pages
  * @large: the plan for large folios of @unit pages
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
- * @rec: the folios of the range being handled that the first walk found
- *	wholly mapped, in address order, each with a reference it took;
- *	bit 0 set for a hugetlb folio mapped through a shared page table
- * @nr_rec: entries in @rec
- * @max_rec: room in @rec
- * @rec_end: where the first walk stopped recording because @rec was full
- *	(the second walk starts there), ULONG_MAX if it recorded the range
  * @counting: true in the first walk over a range, false in the second
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
@@ -77,10 +70,6 @@ struct mpol_rebalance {
 	struct mpol_rebalance_class base;
 	struct mpol_rebalance_class large;
 	struct list_head *to_node;
-	unsigned long *rec;
-	unsigned long nr_rec;
-	unsigned long max_rec;
-	unsigned long rec_end;
 	bool counting;
 };
 
