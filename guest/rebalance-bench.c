@@ -65,7 +65,7 @@ static long npages = 4096;
 static int repeats = 5;
 static int icount;
 static char *base_hint;		/* every start state is mapped here */
-static int thp;			/* start states in 2 MiB THPs (MADV_HUGEPAGE) */
+static int thp;			/* start states: 0 base pages, 1 MADV_HUGEPAGE, 2 no madvise */
 #define HPAGE_PAGES 512
 #define FIXED_BASE ((char *)0x600000000000UL)
 static int self_pidfd;
@@ -227,7 +227,8 @@ static char *start_state(const unsigned char *old_w)
 		exit(2);
 	}
 	base_hint = p;
-	madvise(p, npages * PG, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	if (thp != 2)	/* 2: THP "always" decides alone */
+		madvise(p, npages * PG, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	/* build the page tables first, so later faults allocate data pages only */
 	for (i = 0; i < npages; i++)
 		p[i * PG] = 1;
@@ -790,6 +791,115 @@ static int sweep(long max_mib)
 	return ok;
 }
 
+/* ---- THP scenarios ------------------------------------------------------------ */
+/*
+ * Rebalances of ranges in 2 MiB THPs, with THP "madvise" and "always",
+ * checked exactly against the rule of process_mpol_reweight.rst (the same
+ * cases as mempolicy2_thp_rebalance_test): pages per node, pages moved,
+ * and every huge page still whole.
+ */
+struct thp_scenario {
+	const char *name, *enabled;
+	long huge, base;		/* 2 MiB THPs, then base pages */
+	unsigned char from[NN], to[NN];
+	long after[NN], moved;
+};
+
+static const struct thp_scenario thp_scenarios[] = {
+	{ "all-thp 5,3,1,1", "madvise", 32, 0, { 4, 2, 1, 1 }, { 5, 3, 1, 1 },
+	  { 8192, 4608, 2048, 1536 }, 512 },
+	{ "all-thp 5,3,1,1", "always", 32, 0, { 4, 2, 1, 1 }, { 5, 3, 1, 1 },
+	  { 8192, 4608, 2048, 1536 }, 512 },
+	{ "all-thp 4,2,1,1", "madvise", 32, 0, { 1, 1, 1, 1 }, { 4, 2, 1, 1 },
+	  { 8192, 4096, 2048, 2048 }, 4096 },
+	{ "mixed 5,3,1,1", "madvise", 8, 400, { 1, 1, 1, 1 }, { 5, 3, 1, 1 },
+	  { 2185, 1287, 512, 512 }, 1224 },
+	{ "mixed 5,3,1,1", "always", 8, 400, { 1, 1, 1, 1 }, { 5, 3, 1, 1 },
+	  { 2185, 1287, 512, 512 }, 1224 },
+};
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* AnonHugePages of the mapping at @p, in kB, or -1. */
+static long anon_huge_kb(char *p)
+{
+	unsigned long start, end;
+	char line[256];
+	int in_vma = 0;
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in_vma = start == (unsigned long)p;
+		else if (in_vma && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static int thp_scenarios_run(void)
+{
+	char saved[64] = "", line[128], *a, *b;
+	int i, k, ok = 1, *st;
+	FILE *f = fopen(THP_ENABLED, "r");
+
+	if (!f || !fgets(line, sizeof(line), f) || !(a = strchr(line, '[')) ||
+	    !(b = strchr(a, ']'))) {
+		if (f)
+			fclose(f);
+		printf("#\n# THP scenarios: no %s, skipped\n", THP_ENABLED);
+		return -1;
+	}
+	fclose(f);
+	*b = '\0';
+	snprintf(saved, sizeof(saved), "%s", a + 1);
+	st = malloc(32 * HPAGE_PAGES * sizeof(*st));
+	if (!st)
+		die("out of memory for %s", "the THP scenarios");
+	printf("#\n# THP scenarios (mempolicy2_thp_rebalance_test's cases): pages per node after\n"
+	       "# the rebalance, pages moved (numa_rebalance_moved), huge pages still whole\n");
+	printf("# %-16s %-8s %5s %5s | %-24s %-24s %6s %6s %5s\n", "scenario", "THP", "huge",
+	       "base", "after", "expected", "moved", "expect", "whole");
+	for (i = 0; i < (int)(sizeof(thp_scenarios) / sizeof(thp_scenarios[0])); i++) {
+		const struct thp_scenario *t = &thp_scenarios[i];
+		unsigned char table[BWAP_MAXNODE];
+		long count[NN], mv, left, kb, huge_kb = t->huge * 2048;
+		char got[32], want[32];
+		int exact = 1;
+		char *p;
+
+		if (bwap_write_file(THP_ENABLED, t->enabled))
+			die("cannot write %s", THP_ENABLED);
+		npages = t->huge * HPAGE_PAGES + t->base;
+		thp = strcmp(t->enabled, "madvise") ? 2 : 1;
+		p = start_state(t->from);
+		weights_table(t->to, table);
+		mv = bwap_vmstat("numa_rebalance_moved");
+		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		mv = bwap_vmstat("numa_rebalance_moved") - mv;
+		where(p, st, count);
+		kb = anon_huge_kb(p);
+		end_state(p);
+		thp = 0;
+		for (k = 0; k < NN; k++)
+			exact &= count[k] == t->after[k];
+		snprintf(got, sizeof(got), "%ld/%ld/%ld/%ld", count[0], count[1], count[2],
+			 count[3]);
+		snprintf(want, sizeof(want), "%ld/%ld/%ld/%ld", t->after[0], t->after[1],
+			 t->after[2], t->after[3]);
+		printf("  %-16s %-8s %5ld %5ld | %-24s %-24s %6ld %6ld %5s%s\n", t->name,
+		       t->enabled, t->huge, t->base, got, want, mv, t->moved,
+		       kb == huge_kb ? "yes" : "NO", left ? "  (pages not moved)" : "");
+		ok &= exact && mv == t->moved && kb == huge_kb && !left;
+	}
+	bwap_write_file(THP_ENABLED, saved);
+	free(st);
+	return ok;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -859,7 +969,7 @@ int main(int argc, char **argv)
 	};
 	const char *only = NULL, *unit;
 	struct result res[NR_SCENARIOS][3];
-	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1;
+	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1, thp_ok;
 	double fresh_wb[NR_SCENARIOS][2];
 	long sweep_mib = 0;
 	size_t s;
@@ -1016,8 +1126,9 @@ int main(int argc, char **argv)
 
 	if (!have_kernel) {
 		printf("#\n# Timing needs process_mpol_reweight: skipped on this kernel\n");
-		printf("1..2\nok 1 rebalance moves the minimum # SKIP no process_mpol_reweight (ENOSYS)\n");
+		printf("1..3\nok 1 rebalance moves the minimum # SKIP no process_mpol_reweight (ENOSYS)\n");
 		printf("ok 2 rebalance keeps the interleave layout # SKIP no process_mpol_reweight (ENOSYS)\n");
+		printf("ok 3 THP scenarios # SKIP no process_mpol_reweight (ENOSYS)\n");
 		return 0;
 	}
 	printf("#\n# Time per moved page, %s (%s), median of %d repeats:\n"
@@ -1058,9 +1169,15 @@ int main(int argc, char **argv)
 			       meds[nmeds / 2]);
 		}
 	}
-	printf("1..2\n%s 1 rebalance moved exactly the minimum, all of it, to an exact result, in every scenario\n",
+	thp_ok = only ? -1 : thp_scenarios_run();
+	printf("1..3\n%s 1 rebalance moved exactly the minimum, all of it, to an exact result, in every scenario\n",
 	       all_min ? "ok" : "not ok");
 	printf("%s 2 rebalance kept every %ld- and %ld-page window within 2 pages of a fresh fault, in every scenario\n",
 	       all_wb ? "ok" : "not ok", windows[0], windows[1]);
-	return all_min && all_wb ? 0 : 1;
+	if (thp_ok < 0)
+		printf("ok 3 THP scenarios # SKIP %s\n", only ? "--scenario given" : "no THP");
+	else
+		printf("%s 3 THP scenarios: exact pages per node, pages moved as the rule says, huge pages whole\n",
+		       thp_ok ? "ok" : "not ok");
+	return all_min && all_wb && thp_ok ? 0 : 1;
 }
