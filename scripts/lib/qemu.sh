@@ -4,11 +4,14 @@
 # Sourced after common.sh and topology.sh, never run.
 
 # The architectures a guest can be: x86_64 (q35) and arm64 ("virt", booted
-# through UEFI: QEMU_EFI.fd of qemu-efi-aarch64 builds the ACPI tables, SRAT,
-# SLIT and HMAT, from the same -numa arguments as q35).  arm64 guests run
-# Debian's arm64 busybox-static, which "scripts/setup --cross" fetches.
-QEMU_EFI_AARCH64=/usr/share/qemu-efi-aarch64/QEMU_EFI.fd
-QEMU_ARM64_BUSYBOX=$BWAP_BUILD/cross/arm64/busybox
+# through UEFI: the firmware hands the kernel the ACPI tables, SRAT, SLIT
+# and HMAT, that QEMU builds from the same -numa arguments as for q35).
+# arm64 guests run Debian's arm64 busybox-static; it and the firmware
+# (Debian 13's qemu-efi-aarch64; see scripts/setup for why not Debian 12's)
+# are fetched by "scripts/setup --cross".
+QEMU_ARM64_DIR=$BWAP_BUILD/cross/arm64
+QEMU_ARM64_BUSYBOX=$QEMU_ARM64_DIR/busybox
+QEMU_EFI_AARCH64=$QEMU_ARM64_DIR/QEMU_EFI.fd
 
 # qemu_ttys ARCH: sets QEMU_CONSOLE, the guest's kernel-log console, and
 # QEMU_GUEST_TTY, the port where the guest writes its results.  "virt" has
@@ -39,10 +42,11 @@ qemu_machine() {
 			-chardev stdio,id=guestout,signal=off -serial chardev:guestout)
 		;;
 	arm64)
-		[ -r "$QEMU_EFI_AARCH64" ] || die "no $QEMU_EFI_AARCH64; run scripts/setup --cross"
+		[ -r "$QEMU_EFI_AARCH64" ] || die "no UEFI firmware at $QEMU_EFI_AARCH64; run scripts/setup --cross"
 		topology_qemu_args "$topo" virt,gic-version=3
 		# pauth-impdef: QEMU's own pointer-authentication hash instead of
-		# QARMA, which TCG emulates several times slower.
+		# QARMA, which TCG emulates several times slower.  No variable
+		# store: nothing is kept from one boot to the next.
 		QEMU_CMD=(qemu-system-aarch64 -accel tcg -cpu max,pauth-impdef=on "${TOPO_QEMU_ARGS[@]}"
 			-bios "$QEMU_EFI_AARCH64"
 			-kernel "$kernel" -append "$cmdline"
