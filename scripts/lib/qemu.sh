@@ -3,22 +3,62 @@
 # run-vm (busybox initramfs guests) and test-distro (the Debian image).
 # Sourced after common.sh and topology.sh, never run.
 
-# qemu_machine TOPO_FILE KERNEL CMDLINE LOGDIR: sets QEMU_CMD (array) to a
-# TCG machine shaped like the topology, booting KERNEL with CMDLINE.  The
-# kernel log (ttyS0) goes to LOGDIR/kernel.log; the guest's second serial
-# port (ttyS1) is QEMU's stdout, where the guest writes its results.
-# Callers append their disks or initramfs.
-qemu_machine() {
-	local topo=$1 kernel=$2 cmdline=$3 logdir=$4
-	topology_qemu_args "$topo"
-	QEMU_CMD=(qemu-system-x86_64 -accel tcg -cpu max "${TOPO_QEMU_ARGS[@]}"
-		-kernel "$kernel" -append "$cmdline"
-		-nodefaults -display none -no-reboot
-		-serial "file:$logdir/kernel.log"
-		-chardev stdio,id=guestout,signal=off -serial chardev:guestout)
+# The architectures a guest can be: x86_64 (q35) and arm64 ("virt", booted
+# through UEFI: the firmware hands the kernel the ACPI tables, SRAT, SLIT
+# and HMAT, that QEMU builds from the same -numa arguments as for q35).
+# arm64 guests run Debian's arm64 busybox-static; it and the firmware
+# (Debian 13's qemu-efi-aarch64; see scripts/setup for why not Debian 12's)
+# are fetched by "scripts/setup --cross".
+QEMU_ARM64_DIR=$BWAP_BUILD/cross/arm64
+QEMU_ARM64_BUSYBOX=$QEMU_ARM64_DIR/busybox
+QEMU_EFI_AARCH64=$QEMU_ARM64_DIR/QEMU_EFI.fd
+
+# qemu_ttys ARCH: sets QEMU_CONSOLE, the guest's kernel-log console, and
+# QEMU_GUEST_TTY, the port where the guest writes its results.  "virt" has
+# a single UART (PL011), so arm64 results go to a virtio console.
+qemu_ttys() {
+	case "$1" in
+	x86_64) QEMU_CONSOLE=ttyS0 QEMU_GUEST_TTY=ttyS1 ;;
+	arm64) QEMU_CONSOLE=ttyAMA0 QEMU_GUEST_TTY=hvc0 ;;
+	*) die "unknown architecture '$1' (x86_64 or arm64)" ;;
+	esac
 }
 
-# qemu_run TIMEOUT QUIET LOGDIR: run QEMU_CMD, its ttyS1 output (CRs
+# qemu_machine TOPO_FILE KERNEL CMDLINE LOGDIR [ARCH]: sets QEMU_CMD (array)
+# to a TCG machine of ARCH (default x86_64) shaped like the topology,
+# booting KERNEL with CMDLINE.  The kernel log (QEMU_CONSOLE) goes to
+# LOGDIR/kernel.log; QEMU_GUEST_TTY, where the guest writes its results, is
+# QEMU's stdout.  Callers append their disks or initramfs.
+qemu_machine() {
+	local topo=$1 kernel=$2 cmdline=$3 logdir=$4 arch=${5:-x86_64}
+	qemu_ttys "$arch"
+	case "$arch" in
+	x86_64)
+		topology_qemu_args "$topo"
+		QEMU_CMD=(qemu-system-x86_64 -accel tcg -cpu max "${TOPO_QEMU_ARGS[@]}"
+			-kernel "$kernel" -append "$cmdline"
+			-nodefaults -display none -no-reboot
+			-serial "file:$logdir/kernel.log"
+			-chardev stdio,id=guestout,signal=off -serial chardev:guestout)
+		;;
+	arm64)
+		[ -r "$QEMU_EFI_AARCH64" ] || die "no UEFI firmware at $QEMU_EFI_AARCH64; run scripts/setup --cross"
+		topology_qemu_args "$topo" virt,gic-version=3
+		# pauth-impdef: QEMU's own pointer-authentication hash instead of
+		# QARMA, which TCG emulates several times slower.  No variable
+		# store: nothing is kept from one boot to the next.
+		QEMU_CMD=(qemu-system-aarch64 -accel tcg -cpu max,pauth-impdef=on "${TOPO_QEMU_ARGS[@]}"
+			-bios "$QEMU_EFI_AARCH64"
+			-kernel "$kernel" -append "$cmdline"
+			-nodefaults -display none -no-reboot
+			-serial "file:$logdir/kernel.log"
+			-device virtio-serial-device
+			-chardev stdio,id=guestout,signal=off -device virtconsole,chardev=guestout)
+		;;
+	esac
+}
+
+# qemu_run TIMEOUT QUIET LOGDIR: run QEMU_CMD, its guest output (CRs
 # dropped) saved to LOGDIR/output.log and, unless QUIET is 1, shown.
 # Sets QEMU_RC (124 on timeout).  The command line is kept in LOGDIR/qemu.cmd.
 qemu_run() {
@@ -34,8 +74,9 @@ qemu_run() {
 	set -e
 }
 
-# Kernel log lines that fail a run: WARN/BUG/oops, lockdep, KASAN, stalls.
-KERNEL_SPLAT_RE='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|KASAN:|UBSAN:|KFENCE:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|rcu_.*stall|Call Trace:'
+# Kernel log lines that fail a run: WARN/BUG/oops, lockdep, KASAN, stalls
+# (x86 prints "Call Trace:", arm64 "Call trace:").
+KERNEL_SPLAT_RE='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|general protection fault|KASAN:|UBSAN:|KFENCE:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|rcu_.*stall|Call [Tt]race:'
 
 # tap_counts INDENT < FILE: "passed failed skipped" over the TAP result
 # lines that start at INDENT.

@@ -19,10 +19,13 @@ size_mib() {
 	esac
 }
 
-# topology_qemu_args FILE: sets TOPO_QEMU_ARGS (array), TOPO_NAME, TOPO_NODES,
-# TOPO_CPUS and TOPO_MEM_MIB.  Dies with the line number on a malformed file.
+# topology_qemu_args FILE [MACHINE]: sets TOPO_QEMU_ARGS (array), TOPO_NAME,
+# TOPO_NODES, TOPO_CPUS and TOPO_MEM_MIB.  MACHINE is QEMU's -machine type
+# with its options (default q35; "virt,gic-version=3" for arm64); either
+# takes the topology's SRAT, SLIT and HMAT through ACPI.  Dies with the line
+# number on a malformed file.
 topology_qemu_args() {
-	local file=$1 lineno=0 kw rest id cpus mem init row tgt val
+	local file=$1 machine=${2:-q35} lineno=0 kw rest id cpus mem init row tgt val
 	local -a words nodes_cpus=() nodes_mem=() nodes_init=()
 	local -a dist_rows=() bw_rows=() lat_rows=()
 	TOPO_NAME=$(basename "$file" .topo)
@@ -110,5 +113,5 @@ topology_qemu_args() {
 	fi
 	# One socket per vCPU: a socket split across nodes makes the guest WARN
 	# in topology_sane() (LLC siblings on different nodes).
-	TOPO_QEMU_ARGS=(-machine "q35,hmat=$hmat" -smp "$TOPO_CPUS,sockets=$TOPO_CPUS,cores=1,threads=1" -m "${TOPO_MEM_MIB}M" "${TOPO_QEMU_ARGS[@]}")
+	TOPO_QEMU_ARGS=(-machine "$machine,hmat=$hmat" -smp "$TOPO_CPUS,sockets=$TOPO_CPUS,cores=1,threads=1" -m "${TOPO_MEM_MIB}M" "${TOPO_QEMU_ARGS[@]}")
 }
