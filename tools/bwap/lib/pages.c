@@ -5,10 +5,14 @@
  * VMA, computed as mm/mempolicy_rebalance.c computes it.
  *
  * Only VMAs the rebalance handles count: private anonymous ones (numa_maps
- * shows anon= and no file= for them) and files on tmpfs (shmem; the
- * guests' initramfs is one) under a weighted-interleave policy, their own or the
- * task's (numa_maps shows the task policy for VMAs without one), which
- * numa_maps spells "weighted interleave:NODES".
+ * shows anon= and no file= for them) under a weighted-interleave policy,
+ * their own or the task's (numa_maps shows the task policy for VMAs
+ * without one), which numa_maps spells "weighted interleave:NODES"; and
+ * files on tmpfs (shmem) under a shared policy of their own.  A shmem VMA
+ * without one shows the task policy too, but rebalance leaves its pages
+ * alone (they belong to the file); numa_maps cannot tell the two apart, so
+ * a tmpfs VMA whose policy reads exactly like the stack's is taken to be
+ * under the task policy.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +39,32 @@ int bwap_path_is_shmem(const char *path)
 	return !statfs(path, &sf) && sf.f_type == TMPFS_MAGIC;
 }
 
+/*
+ * The policy of a numa_maps line, for comparing two lines: the words after
+ * the address up to the first field (a word with '=', or a marker such as
+ * "heap"), then its il_weights= field.  @sig has @size bytes.
+ */
+static void policy_signature(const char *line, char *sig, size_t size)
+{
+	const char *p = strchr(line, ' '), *w = strstr(line, " il_weights=");
+	size_t n = 0;
+
+	sig[0] = '\0';
+	while (p && *p == ' ') {
+		const char *e = strchrnul(p + 1, ' ');
+		const char *eq = memchr(p + 1, '=', e - p - 1);
+
+		if (eq || e == p + 1 || !strncmp(p + 1, "heap ", 5) || !strncmp(p + 1, "stack ", 6) ||
+		    !strncmp(p + 1, "huge ", 5))
+			break;
+		n += snprintf(sig + n, n < size ? size - n : 0, "%.*s", (int)(e - p), p);
+		p = *e ? e : NULL;
+	}
+	if (w)
+		snprintf(sig + (n < size ? n : size - 1), n < size ? size - n : 1, "%.*s",
+			 (int)(strchrnul(w + 1, ' ') - w), w);
+}
+
 int bwap_pagedist_parse(const char *text, int nr_nodes, struct bwap_pagedist *d)
 {
 	return bwap_pagedist_parse_ex(text, nr_nodes, d, NULL);
@@ -54,10 +84,25 @@ void bwap_pagedist_portable(int on)
 int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist *d,
 			   int (*is_shmem)(const char *path))
 {
-	char shmem_path[512] = "";
+	char shmem_path[512] = "", task_sig[512] = "", sig[512];
 	int shmem_cached = 0;
+	const char *line = text, *st;
 
-	const char *line = text;
+	/* The task policy, as the stack's line shows it. */
+	for (st = strstr(text, " stack "); st; st = NULL) {
+		const char *bol = st;
+		char buf[1024];
+		size_t len;
+
+		while (bol > text && bol[-1] != '\n')
+			bol--;
+		len = strchrnul(st, '\n') - bol;
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		memcpy(buf, bol, len);
+		buf[len] = '\0';
+		policy_signature(buf, task_sig, sizeof(task_sig));
+	}
 
 	memset(d, 0, sizeof(*d));
 	d->nr_nodes = nr_nodes;
@@ -74,6 +119,7 @@ int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist 
 		memcpy(buf, line, len);
 		buf[len] = '\0';
 		line = *end ? end + 1 : NULL;
+		policy_signature(buf, sig, sizeof(sig));
 		memset(&v, 0, sizeof(v));
 		/* "ADDR weighted interleave:0-3 anon=... N0=... il_weights=0:5,..." */
 		v.start = strtoul(buf, &tok, 16);
@@ -106,8 +152,10 @@ int bwap_pagedist_parse_ex(const char *text, int nr_nodes, struct bwap_pagedist 
 		/*
 		 * Private anonymous memory (anon=, no file=; without anon= it is a
 		 * special mapping such as the vdso, which rebalance skips), and
-		 * files on tmpfs, which are shmem.
+		 * files on tmpfs, which are shmem, under a policy of their own.
 		 */
+		if (file && shmem && task_sig[0] && !strcmp(sig, task_sig))
+			shmem = 0;
 		if (!wi || !any || (file ? !shmem : !anon) || d->nr_vmas >= BWAP_MAX_VMAS)
 			continue;
 		for (int i = 0; i < nr_nodes; i++) {
