@@ -819,43 +819,15 @@ static const struct thp_scenario thp_scenarios[] = {
 };
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 
-/* AnonHugePages of the mapping at @p, in kB, or -1. */
-static long anon_huge_kb(char *p)
-{
-	unsigned long start, end;
-	char line[256];
-	int in_vma = 0;
-	long kb = -1;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
-			in_vma = start == (unsigned long)p;
-		else if (in_vma && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
-}
-
 static int thp_scenarios_run(void)
 {
-	char saved[64] = "", line[128], *a, *b;
+	char saved[64];
 	int i, k, ok = 1, *st;
-	FILE *f = fopen(THP_ENABLED, "r");
 
-	if (!f || !fgets(line, sizeof(line), f) || !(a = strchr(line, '[')) ||
-	    !(b = strchr(a, ']'))) {
-		if (f)
-			fclose(f);
+	if (bwap_read_selected(THP_ENABLED, saved, sizeof(saved))) {
 		printf("#\n# THP scenarios: no %s, skipped\n", THP_ENABLED);
 		return -1;
 	}
-	fclose(f);
-	*b = '\0';
-	snprintf(saved, sizeof(saved), "%s", a + 1);
 	st = malloc(32 * HPAGE_PAGES * sizeof(*st));
 	if (!st)
 		die("out of memory for %s", "the THP scenarios");
@@ -881,7 +853,7 @@ static int thp_scenarios_run(void)
 		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 		mv = bwap_vmstat("numa_rebalance_moved") - mv;
 		where(p, st, count);
-		kb = anon_huge_kb(p);
+		kb = bwap_anon_huge_kb(p);
 		end_state(p);
 		thp = 0;
 		for (k = 0; k < NN; k++)

@@ -73,28 +73,6 @@ FIXTURE_VARIANT_ADD(nb, mode1_thp_always) { .mode = 1, .thp = "always" };
 FIXTURE_VARIANT_ADD(nb, mode2_base_pages) { .mode = 2, .thp = "madvise" };
 FIXTURE_VARIANT_ADD(nb, mode2_thp_always) { .mode = 2, .thp = "always" };
 
-/* The selected value of a "[x] y z" sysfs file into @out. */
-static int read_selected(const char *path, char *out, size_t size)
-{
-	char line[128], *open_br, *close_br;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	open_br = strchr(line, '[');
-	close_br = open_br ? strchr(open_br, ']') : NULL;
-	if (!close_br || (size_t)(close_br - open_br) > size)
-		return -1;
-	*close_br = '\0';
-	snprintf(out, size, "%s", open_br + 1);
-	return 0;
-}
-
 /* First line of @path into @out without its newline; 0 or -1. */
 static int read_line(const char *path, char *out, size_t size)
 {
@@ -169,24 +147,6 @@ static int lower_tier_node(const int *mem, int nr_mem)
 	return -1;
 }
 
-/* An anonymous range of @len bytes on a huge-page boundary, its own VMA. */
-static char *map_aligned(size_t len)
-{
-	size_t hsz = (size_t)HPAGE_PAGES * getpagesize();
-	char *raw = mmap(NULL, len + hsz, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *p;
-
-	if (raw == MAP_FAILED)
-		return NULL;
-	p = (char *)(((unsigned long)raw + hsz - 1) & ~(hsz - 1));
-	if (p > raw)
-		munmap(raw, p - raw);
-	if (p + len < raw + len + hsz)
-		munmap(p + len, raw + len + hsz - (p + len));
-	return p;
-}
-
 /*
  * The second process, after exec: its task policy (set before exec) has
  * own weights.  It faults its range, reports the address on @ack, and
@@ -194,7 +154,7 @@ static char *map_aligned(size_t len)
  */
 static void child_main(int cmd, int ack, size_t npages)
 {
-	char *p = map_aligned(npages * getpagesize());
+	char *p = bwap_map_hpage_aligned(npages * getpagesize());
 	struct pollfd pfd = { .fd = cmd, .events = POLLIN };
 	char c;
 
@@ -266,7 +226,7 @@ FIXTURE_SETUP(nb)
 	self->npages = (size_t)wsum * HPAGE_PAGES;
 	self->len = self->npages * getpagesize();
 
-	ASSERT_EQ(0, read_selected(THP_ENABLED, self->saved_thp,
+	ASSERT_EQ(0, bwap_read_selected(THP_ENABLED, self->saved_thp,
 				   sizeof(self->saved_thp)));
 	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, variant->thp));
 	self->saved_mode = bwap_read_long(NB_MODE);
@@ -280,8 +240,8 @@ FIXTURE_SETUP(nb)
 		snprintf(path, sizeof(path), NB_DEBUGFS "%s", tunables[i].name);
 		ASSERT_EQ(0, bwap_write_file(path, tunables[i].value));
 	}
-	self->weighted = map_aligned(self->len);
-	self->plain = map_aligned(self->len);
+	self->weighted = bwap_map_hpage_aligned(self->len);
+	self->plain = bwap_map_hpage_aligned(self->len);
 	ASSERT_NE(NULL, self->weighted);
 	ASSERT_NE(NULL, self->plain);
 }

@@ -29,8 +29,8 @@ struct thp_case {
 FIXTURE(thp) {
 	int nodes[BWAP_MAX_NODES];
 	char saved_enabled[64];		/* THP_ENABLED's mode, to restore */
-	char *raw, *buf;
-	size_t raw_len, len, npages;
+	char *buf;
+	size_t len, npages;
 };
 
 FIXTURE_VARIANT(thp) {
@@ -80,87 +80,30 @@ FIXTURE_VARIANT_ADD(thp, always_mixed_5311) {
 	.enabled = "always", .c = &mixed_5311,
 };
 
-/* The selected mode of THP_ENABLED ("[madvise]" -> "madvise"). */
-static int read_thp_mode(char *mode, size_t size)
-{
-	char line[128], *open_br, *close_br;
-	FILE *f = fopen(THP_ENABLED, "r");
-
-	if (!f)
-		return -1;
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	open_br = strchr(line, '[');
-	close_br = open_br ? strchr(open_br, ']') : NULL;
-	if (!close_br || (size_t)(close_br - open_br) > size)
-		return -1;
-	*close_br = '\0';
-	snprintf(mode, size, "%s", open_br + 1);
-	return 0;
-}
-
-/* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */
-static long anon_huge_kb(void *addr)
-{
-	unsigned long start, end;
-	char line[256];
-	int in_vma = 0;
-	long kb = -1;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		/* A mapping's first line is "start-end perms ..." in hex. */
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
-			in_vma = start == (unsigned long)addr;
-		else if (in_vma && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
-}
-
 FIXTURE_SETUP(thp)
 {
-	size_t hsz = (size_t)HPAGE_PAGES * getpagesize();
 	int n = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
 
-	self->raw = NULL;
+	self->buf = NULL;
 	self->saved_enabled[0] = '\0';
 	if (n < 4)
 		SKIP(return, "Not enough NUMA nodes available (needs 4)");
-	if (read_thp_mode(self->saved_enabled, sizeof(self->saved_enabled)))
+	if (bwap_read_selected(THP_ENABLED, self->saved_enabled, sizeof(self->saved_enabled)))
 		SKIP(return, "No transparent huge pages (%s)", THP_ENABLED);
 	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, variant->enabled));
 
 	self->npages = (size_t)variant->c->huge * HPAGE_PAGES + variant->c->base;
 	self->len = self->npages * getpagesize();
-	/* Room to start on a huge-page boundary. */
-	self->raw_len = self->len + hsz;
-	self->raw = mmap(NULL, self->raw_len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->raw);
-	self->buf = (char *)(((unsigned long)self->raw + hsz - 1) & ~(hsz - 1));
-	/* Unmap the slack, so that the range is a VMA of its own. */
-	if (self->buf > self->raw)
-		ASSERT_EQ(0, munmap(self->raw, self->buf - self->raw));
-	if (self->buf + self->len < self->raw + self->raw_len)
-		ASSERT_EQ(0, munmap(self->buf + self->len,
-				    self->raw + self->raw_len - (self->buf + self->len)));
-	self->raw = self->buf;
-	self->raw_len = self->len;
+	self->buf = bwap_map_hpage_aligned(self->len);
+	ASSERT_NE(NULL, self->buf);
 	if (!strcmp(variant->enabled, "madvise"))
 		ASSERT_EQ(0, madvise(self->buf, self->len, MADV_HUGEPAGE));
 }
 
 FIXTURE_TEARDOWN(thp)
 {
-	if (self->raw)
-		munmap(self->raw, self->raw_len);
+	if (self->buf)
+		munmap(self->buf, self->len);
 	if (self->saved_enabled[0])
 		bwap_write_file(THP_ENABLED, self->saved_enabled);
 }
@@ -196,7 +139,7 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 
 	ASSERT_EQ(0, bind_range(self, c->from, 0));
 	bwap_touch_pages(self->buf, self->npages);
-	ASSERT_EQ(huge_kb, anon_huge_kb(self->buf)) TH_LOG("huge pages faulted");
+	ASSERT_EQ(huge_kb, bwap_anon_huge_kb(self->buf)) TH_LOG("huge pages faulted");
 	expect_counts(_metadata, self, c->faulted, "faulted");
 
 	moved = bwap_vmstat("numa_rebalance_moved");
@@ -207,7 +150,7 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(c->moved, moved);
 	expect_counts(_metadata, self, c->after, "rebalanced");
-	EXPECT_EQ(huge_kb, anon_huge_kb(self->buf)) TH_LOG("huge pages still whole");
+	EXPECT_EQ(huge_kb, bwap_anon_huge_kb(self->buf)) TH_LOG("huge pages still whole");
 }
 
 TEST_HARNESS_MAIN

@@ -494,4 +494,75 @@ static inline long bwap_read_long(const char *path)
 	return strtol(buf, NULL, 10);
 }
 
+/*
+ * The selected value of a sysfs choice file such as
+ * /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never"
+ * gives "madvise") into @out of @size bytes: 0, or -1.
+ */
+static inline int bwap_read_selected(const char *path, char *out, size_t size)
+{
+	char line[128], *open_br, *close_br;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	open_br = strchr(line, '[');
+	close_br = open_br ? strchr(open_br, ']') : NULL;
+	if (!close_br || (size_t)(close_br - open_br) > size)
+		return -1;
+	*close_br = '\0';
+	snprintf(out, size, "%s", open_br + 1);
+	return 0;
+}
+
+/* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */
+static inline long bwap_anon_huge_kb(void *addr)
+{
+	unsigned long start, end;
+	char line[256];
+	int in_vma = 0;
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line is "start-end perms ..." in hex. */
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in_vma = start == (unsigned long)addr;
+		else if (in_vma && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * An anonymous private mapping of @len bytes that starts on a 2 MiB
+ * boundary and is a VMA of its own (the slack around it unmapped), so
+ * that it can fault transparent huge pages.  NULL if mmap() or the
+ * munmap() of the slack failed.
+ */
+static inline char *bwap_map_hpage_aligned(size_t len)
+{
+	size_t hsz = 2UL << 20;
+	char *raw = mmap(NULL, len + hsz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p;
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	p = (char *)(((unsigned long)raw + hsz - 1) & ~(hsz - 1));
+	if ((p > raw && munmap(raw, p - raw)) ||
+	    (p + len < raw + len + hsz &&
+	     munmap(p + len, raw + len + hsz - (p + len))))
+		return NULL;
+	return p;
+}
+
 #endif /* BWAP_NUMA_UTIL_H */
