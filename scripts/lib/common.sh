@@ -4,13 +4,58 @@
 BWAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BWAP_BUILD=${BWAP_BUILD:-$BWAP_ROOT/build}
 
-# The kernel base: Debian's linux-source-6.12, pinned so that every machine
-# builds the same tree.  Change both lines together.
-KERNEL_SOURCE_PKG=linux-source-6.12
-KERNEL_SOURCE_VERSION=6.12.117-1~deb12u1
-KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
+# The kernel bases.  Each is a Debian linux-source package, pinned so that
+# every machine builds the same tree, with its own series in patches/BASE/:
+#   6.12  the LTS backport users run: linux-source-6.12 from this host's
+#         release (Debian 12's bookworm-security), installed by setup;
+#   7.3   mainline, what the cover letter offers upstream: linux-source-7.3
+#         from trixie-backports, downloaded by setup through a private apt
+#         configuration and kept in build/src/ (never installed).
+# A pin the archive stops serving falls back to the newest version of the
+# same series, loudly (scripts/setup).  select_base BASE sets:
+#   BASE                 6.12 or 7.3
+#   KERNEL_SOURCE_PKG, KERNEL_SOURCE_VERSION (the pin), KERNEL_SOURCE_SERIES
+#   KERNEL_SOURCE_SUITE  the Debian suite serving it ("" for the host's own)
+#   KERNEL_TARBALL       the source tarball prepare-tree extracts
+#   KTREE                the patched tree, a git repository
+#   PATCHES              the series: BASE's patches, series and cover letter
+#   BASE_FRAGMENT        configs/ fragment added after base.config ("" none)
+BASES=(6.12 7.3)
+select_base() {
+	BASE=$1
+	case "$BASE" in
+	6.12)
+		KERNEL_SOURCE_PKG=linux-source-6.12
+		KERNEL_SOURCE_VERSION=6.12.117-1~deb12u1
+		KERNEL_SOURCE_SUITE=
+		KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
+		KTREE=$BWAP_BUILD/linux
+		BASE_FRAGMENT=
+		;;
+	7.3)
+		KERNEL_SOURCE_PKG=linux-source-7.3
+		KERNEL_SOURCE_VERSION=7.3.4-1~bpo13+1
+		KERNEL_SOURCE_SUITE=trixie-backports
+		KERNEL_TARBALL=$BWAP_BUILD/src/linux-source-7.3/linux-source-7.3.tar.xz
+		KTREE=$BWAP_BUILD/linux-7.3
+		BASE_FRAGMENT=$BWAP_ROOT/configs/7.3.config
+		;;
+	*) die "unknown kernel base '$BASE' (known: ${BASES[*]})" ;;
+	esac
+	KERNEL_SOURCE_SERIES=$BASE.
+	PATCHES=$BWAP_ROOT/patches/$BASE
+	export BWAP_BASE=$BASE
+}
 
-KTREE=$BWAP_BUILD/linux          # patched kernel tree, a git repository
+# The version of the base's source actually extracted: the pin, or the
+# fallback setup took (recorded beside the tarball).
+kernel_source_version() {
+	if [ -z "$KERNEL_SOURCE_SUITE" ]; then
+		dpkg-query -W -f='${Version}' "$KERNEL_SOURCE_PKG" 2>/dev/null || true
+	else
+		cat "${KERNEL_TARBALL%/*}/version" 2>/dev/null || true
+	fi
+}
 
 # Where the files BWAP owns wholly live, both here and in build/linux: new
 # files under these paths are created and grown by the patches, and
@@ -28,8 +73,15 @@ owned_files_in_repo() {
 }
 GUEST_OUT=$BWAP_BUILD/guest      # guest binaries and initramfs images
 
-# Output directory of a kernel build for config variant $1 (base, debug, ...).
-kernel_objdir() { echo "$BWAP_BUILD/obj-${1:-base}"; }
+# Output directory of a kernel build for config variant $1 (base, debug, ...)
+# on the selected base: build/obj-VARIANT for 6.12, build/obj-7.3-VARIANT.
+kernel_objdir() {
+	if [ "$BASE" = 6.12 ]; then
+		echo "$BWAP_BUILD/obj-${1:-base}"
+	else
+		echo "$BWAP_BUILD/obj-$BASE-${1:-base}"
+	fi
+}
 
 # Kernel builds go through ccache.  Paths are hashed relative to build/, and
 # the stamps the kernel embeds are pinned, so that rebuilds hit the cache.
@@ -63,6 +115,8 @@ lock_objdir() {
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+select_base "${BWAP_BASE:-6.12}"
 
 # Run as root, or through sudo when we are not.
 as_root() {
