@@ -4,7 +4,9 @@
  * BWAP series is applied: set_mempolicy() and mbind() accept each mode,
  * get_mempolicy() reads back the same mode, flags and nodemask, and pages
  * land where that mode puts them.  The test runs pinned to CPU 0 (node 0),
- * so "local" means node 0.
+ * so "local" means node 0.  It runs with the global weights all 1: on 6.12
+ * that is how the system boots; on mainline, whose auto mode computes them
+ * from HMAT bandwidth, the fixture writes them and puts back what it found.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -22,6 +24,8 @@ FIXTURE(legacy) {
 	int nr_nodes;
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
 	size_t npages;
+	int saved_auto;		/* -1: no auto mode (6.12) */
+	int saved[BWAP_MAX_NODES];
 };
 
 FIXTURE_VARIANT(legacy) {
@@ -49,9 +53,16 @@ FIXTURE_SETUP(legacy)
 	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
 	if (self->nr_nodes < 2)
 		SKIP(return, "Not enough NUMA nodes available");
-	for (i = 0; i < self->nr_nodes; i++)
-		ASSERT_EQ(1, bwap_sysfs_weight_get(self->nodes[i]))
-			TH_LOG("global weights must be at their default 1");
+	self->saved_auto = bwap_wi_auto_get();
+	for (i = 0; i < self->nr_nodes; i++) {
+		self->saved[i] = bwap_sysfs_weight_get(self->nodes[i]);
+		if (self->saved_auto >= 0) {
+			ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[i], 1));
+		} else {
+			ASSERT_EQ(1, self->saved[i])
+				TH_LOG("global weights must be at their default 1");
+		}
+	}
 	CPU_ZERO(&cpu0);
 	CPU_SET(0, &cpu0);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
@@ -65,7 +76,16 @@ FIXTURE_SETUP(legacy)
 
 FIXTURE_TEARDOWN(legacy)
 {
+	int i;
+
 	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	if (self->saved_auto < 0)
+		return;
+	for (i = 0; i < self->nr_nodes; i++)
+		if (self->saved[i] > 0)
+			bwap_sysfs_weight_set(self->nodes[i], self->saved[i]);
+	if (self->saved_auto == 1)
+		bwap_wi_auto_set(1);
 }
 
 static void expect_placement(struct __test_metadata *_metadata,

@@ -296,6 +296,55 @@ static inline long bwap_sysfs_weight_set(int node, int weight)
 }
 
 /*
+ * The global table's auto mode (mainline since 6.16: weights computed from
+ * HMAT bandwidth; any nodeN write leaves it).  Returns 1 or 0, or -1 when
+ * the kernel has no auto file (6.12), whose nodeN files keep 6.12's rules.
+ */
+#define BWAP_WEIGHT_AUTO BWAP_WEIGHT_DIR "/auto"
+static inline int bwap_wi_auto_get(void)
+{
+	char buf[16] = "";
+	int fd, len;
+
+	fd = open(BWAP_WEIGHT_AUTO, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	return !strncmp(buf, "true", 4);
+}
+
+/*
+ * Switch auto mode on (recomputing the weights) or off; 0 or -errno.
+ * Mainline refuses "on" with ENODEV where no node has bandwidth data.
+ */
+static inline int bwap_wi_auto_set(int on)
+{
+	int fd = open(BWAP_WEIGHT_AUTO, O_WRONLY);
+	long ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, on ? "1" : "0", 1);
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret == 1 ? 0 : ret < 0 ? ret : -EIO;
+}
+
+/* Whether the firmware gave @node a bandwidth (HMAT), which auto mode reads. */
+static inline int bwap_node_has_bandwidth(int node)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/node/node%d/access0/initiators/read_bandwidth", node);
+	return access(path, R_OK) == 0;
+}
+
+/*
  * Map @npages anonymous pages with THP off, and pre-build their page tables
  * by faulting them once under the current policy and dropping them again.
  * Page-table pages follow the task policy too; building them first means

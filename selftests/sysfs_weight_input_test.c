@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What writes to /sys/kernel/mm/mempolicy/weighted_interleave/nodeN do in
- * Linux 6.12, pinned so BWAP never changes the upstream ABI:
+ * What writes to /sys/kernel/mm/mempolicy/weighted_interleave/nodeN do,
+ * pinned on each base so BWAP never changes the upstream ABI:
  *  - "256", "-1", "abc" are refused with EINVAL and the weight is unchanged;
- *  - "0", "" and "\n" are accepted and reset the node to the system default
- *    weight, which 6.12 reports as 1 (see the ABI file; later kernels refuse
- *    them, 6.12 does not);
+ *  - "0", "" and "\n": Linux 6.12 accepts them and resets the node to the
+ *    system default weight, which it reports as 1; mainline (the kernels
+ *    with an "auto" file) refuses them with EINVAL and keeps the weight;
  *  - a zero-length write(2) returns 0 and changes nothing.
+ * On mainline every write leaves auto mode; the test puts back the mode it
+ * found.
  */
 #include "kselftest_harness.h"
 #include "numa_util.h"
@@ -17,6 +19,7 @@
 FIXTURE(weight_write) {
 	int node;
 	int saved;
+	int saved_auto;		/* -1: no auto mode (6.12) */
 };
 
 FIXTURE_VARIANT(weight_write) {
@@ -24,6 +27,7 @@ FIXTURE_VARIANT(weight_write) {
 	size_t len;
 	long want_errno;	/* 0: the write succeeds */
 	int want_weight;	/* weight read back afterwards */
+	bool zero_like;		/* "0", "" or "\n": refused on mainline */
 };
 
 #define REFUSED(name, str) \
@@ -34,7 +38,7 @@ FIXTURE_VARIANT(weight_write) {
 #define RESETS(name, str) \
 	FIXTURE_VARIANT_ADD(weight_write, name) { \
 		.text = str, .len = sizeof(str) - 1, \
-		.want_errno = 0, .want_weight = 1, \
+		.want_errno = 0, .want_weight = 1, .zero_like = true, \
 	}
 
 REFUSED(above_255_is_einval, "256");
@@ -52,6 +56,7 @@ FIXTURE_SETUP(weight_write)
 
 	ASSERT_GT(bwap_memory_nodes(nodes, BWAP_MAX_NODES), 0);
 	self->node = nodes[0];
+	self->saved_auto = bwap_wi_auto_get();
 	self->saved = bwap_sysfs_weight_get(self->node);
 	ASSERT_GT(self->saved, 0);
 	ASSERT_EQ(0, bwap_sysfs_weight_set(self->node, KNOWN_WEIGHT));
@@ -62,12 +67,21 @@ FIXTURE_TEARDOWN(weight_write)
 {
 	if (self->saved > 0)
 		bwap_sysfs_weight_set(self->node, self->saved);
+	if (self->saved_auto == 1)
+		bwap_wi_auto_set(1);
 }
 
 TEST_F(weight_write, write_result_and_weight_after)
 {
+	long want_errno = variant->want_errno;
+	int want_weight = variant->want_weight;
 	long ret;
 
+	if (variant->zero_like && self->saved_auto >= 0) {
+		/* Mainline: no reset to a default, the weight stays. */
+		want_errno = EINVAL;
+		want_weight = KNOWN_WEIGHT;
+	}
 	/*
 	 * "" goes through as a one-byte write of the terminating NUL, the
 	 * way a program writing a C string with its NUL would; sysfs sees
@@ -75,24 +89,29 @@ TEST_F(weight_write, write_result_and_weight_after)
 	 */
 	ret = bwap_sysfs_weight_write(self->node, variant->text,
 				      variant->len ? variant->len : 1);
-	if (variant->want_errno) {
-		EXPECT_EQ(-variant->want_errno, ret);
+	if (want_errno) {
+		EXPECT_EQ(-want_errno, ret);
 	} else {
 		EXPECT_EQ(variant->len ? (long)variant->len : 1, ret);
 	}
-	EXPECT_EQ(variant->want_weight, bwap_sysfs_weight_get(self->node));
+	EXPECT_EQ(want_weight, bwap_sysfs_weight_get(self->node));
+	if (self->saved_auto >= 0)
+		EXPECT_EQ(0, bwap_wi_auto_get());
 }
 
 TEST(zero_length_write_changes_nothing)
 {
-	int nodes[BWAP_MAX_NODES], saved;
+	int nodes[BWAP_MAX_NODES], saved, saved_auto;
 
 	ASSERT_GT(bwap_memory_nodes(nodes, BWAP_MAX_NODES), 0);
+	saved_auto = bwap_wi_auto_get();
 	saved = bwap_sysfs_weight_get(nodes[0]);
 	ASSERT_EQ(0, bwap_sysfs_weight_set(nodes[0], KNOWN_WEIGHT));
 	EXPECT_EQ(0, bwap_sysfs_weight_write(nodes[0], "", 0));
 	EXPECT_EQ(KNOWN_WEIGHT, bwap_sysfs_weight_get(nodes[0]));
 	bwap_sysfs_weight_set(nodes[0], saved);
+	if (saved_auto == 1)
+		bwap_wi_auto_set(1);
 }
 
 TEST_HARNESS_MAIN

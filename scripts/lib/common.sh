@@ -47,6 +47,16 @@ select_base() {
 	export BWAP_BASE=$BASE
 }
 
+# Debian 13's own stock kernel (linux-image-amd64 from trixie and
+# trixie-security, pinned; the newest 6.12 revision if the pin is gone):
+# a real kernel without the series, with upstream's weighted interleave.
+# setup downloads it and keeps only its vmlinuz; run-tests boots it for
+# the upstream and portable suites instead of building one.
+STOCK_KERNEL_PKG=linux-image-amd64
+STOCK_KERNEL_VERSION=6.12.118-1
+STOCK_KERNEL_SUITE=trixie
+STOCK_KERNEL=$BWAP_BUILD/src/stock-kernel/vmlinuz
+
 # The version of the base's source actually extracted: the pin, or the
 # fallback setup took (recorded beside the tarball).
 kernel_source_version() {
