@@ -497,13 +497,18 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 
 	ptl = pmd_trans_huge_lock(pmd, vma);
 	if (ptl) {
-		/* The range may cover only part of the huge page. */
-		if (!is_pmd_migration_entry(*pmd)) {
-			folio = pmd_folio(*pmd);
-			if (!is_huge_zero_folio(folio))
-				rebalance_folio(rb, folio,
-						(end - addr) >> PAGE_SHIFT, false);
-		}
+		pmd_t pmdval = pmdp_get(pmd);
+
+		/*
+		 * A non-present PMD (a migration entry, or a device-private
+		 * THP) has nothing to rebalance now; the huge zero folio is
+		 * not "normal".  The range may cover only part of the folio.
+		 */
+		folio = pmd_present(pmdval) ?
+			vm_normal_folio_pmd(vma, addr, pmdval) : NULL;
+		if (folio && !folio_is_zone_device(folio))
+			rebalance_folio(rb, folio,
+					(end - addr) >> PAGE_SHIFT, false);
 		spin_unlock(ptl);
 		return !rb->counting && !rb->to_queue;
 	}
