@@ -76,16 +76,9 @@ FIXTURE_SETUP(legacy)
 
 FIXTURE_TEARDOWN(legacy)
 {
-	int i;
-
 	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
-	if (self->saved_auto < 0)
-		return;
-	for (i = 0; i < self->nr_nodes; i++)
-		if (self->saved[i] > 0)
-			bwap_sysfs_weight_set(self->nodes[i], self->saved[i]);
-	if (self->saved_auto == 1)
-		bwap_wi_auto_set(1);
+	if (self->saved_auto >= 0)
+		bwap_wi_restore(self->nodes, self->saved, self->nr_nodes, self->saved_auto);
 }
 
 static void expect_placement(struct __test_metadata *_metadata,

@@ -334,6 +334,23 @@ static inline int bwap_wi_auto_set(int on)
 	return ret == 1 ? 0 : ret < 0 ? ret : -EIO;
 }
 
+/*
+ * Put back what a test found: the weights @saved of @nodes (0 or less:
+ * unread, left alone), then auto mode if it was on (@saved_auto 1), since
+ * every nodeN write leaves it on mainline.
+ */
+static inline void bwap_wi_restore(const int *nodes, const int *saved, int n,
+				   int saved_auto)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (saved[i] > 0)
+			bwap_sysfs_weight_set(nodes[i], saved[i]);
+	if (saved_auto == 1)
+		bwap_wi_auto_set(1);
+}
+
 /* Whether the firmware gave @node a bandwidth (HMAT), which auto mode reads. */
 static inline int bwap_node_has_bandwidth(int node)
 {

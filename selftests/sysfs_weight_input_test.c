@@ -65,10 +65,7 @@ FIXTURE_SETUP(weight_write)
 
 FIXTURE_TEARDOWN(weight_write)
 {
-	if (self->saved > 0)
-		bwap_sysfs_weight_set(self->node, self->saved);
-	if (self->saved_auto == 1)
-		bwap_wi_auto_set(1);
+	bwap_wi_restore(&self->node, &self->saved, 1, self->saved_auto);
 }
 
 TEST_F(weight_write, write_result_and_weight_after)
@@ -109,9 +106,7 @@ TEST(zero_length_write_changes_nothing)
 	ASSERT_EQ(0, bwap_sysfs_weight_set(nodes[0], KNOWN_WEIGHT));
 	EXPECT_EQ(0, bwap_sysfs_weight_write(nodes[0], "", 0));
 	EXPECT_EQ(KNOWN_WEIGHT, bwap_sysfs_weight_get(nodes[0]));
-	bwap_sysfs_weight_set(nodes[0], saved);
-	if (saved_auto == 1)
-		bwap_wi_auto_set(1);
+	bwap_wi_restore(nodes, &saved, 1, saved_auto);
 }
 
 TEST_HARNESS_MAIN

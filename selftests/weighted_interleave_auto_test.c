@@ -54,19 +54,12 @@ FIXTURE_SETUP(auto_mode)
 
 FIXTURE_TEARDOWN(auto_mode)
 {
-	int i;
-
 	if (self->own != MAP_FAILED)
 		munmap(self->own, self->len);
 	if (self->global != MAP_FAILED)
 		munmap(self->global, self->len);
-	if (self->saved_auto < 0)
-		return;
-	for (i = 0; i < self->n; i++)
-		if (self->saved[i] > 0)
-			bwap_sysfs_weight_set(self->nodes[i], self->saved[i]);
-	if (self->saved_auto == 1)
-		bwap_wi_auto_set(1);
+	if (self->saved_auto >= 0)
+		bwap_wi_restore(self->nodes, self->saved, self->n, self->saved_auto);
 }
 
 /*
