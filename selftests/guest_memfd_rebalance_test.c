@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rebalance does not cover KVM guest_memfd: process_mpol_reweight() leaves
+ * a guest_memfd's shared policy as it was, and MPOL_MF_REBALANCE (from
+ * process_mpol_reweight() and from mbind2()) neither counts nor moves its
+ * pages, since guest_memfd memory cannot migrate.  Its pages stay on their
+ * nodes exactly, the numa_rebalance_* counters and the return values do
+ * not see them (mbind2() with MPOL_MF_STRICT does not fail on them),
+ * while an anonymous VMA rebalanced by the same call moves exactly its
+ * minimum.
+ *
+ * Needs /dev/kvm and a guest_memfd that can be mmap()ed (7.3:
+ * GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED on a default VM;
+ * configs/7.3.config has KVM and kvm_amd, which loads under QEMU TCG's
+ * "-cpu max") and four memory nodes; SKIPs otherwise, with the reason
+ * (6.12's guest_memfd has no mmap).
+ */
+#define _GNU_SOURCE
+#include <sys/ioctl.h>
+#include <linux/kvm.h>
+
+#include "kselftest_harness.h"
+#include "numa_util.h"
+
+/* Not in 6.12's uapi headers, which build-guest may compile against. */
+#ifndef KVM_CAP_GUEST_MEMFD_FLAGS
+#define KVM_CAP_GUEST_MEMFD_FLAGS 244
+#endif
+#ifndef GUEST_MEMFD_FLAG_MMAP
+#define GUEST_MEMFD_FLAG_MMAP (1ULL << 0)
+#endif
+#ifndef GUEST_MEMFD_FLAG_INIT_SHARED
+#define GUEST_MEMFD_FLAG_INIT_SHARED (1ULL << 1)
+#endif
+#ifndef KVM_X86_DEFAULT_VM
+#define KVM_X86_DEFAULT_VM 0
+#endif
+
+#define NPAGES 400
+#define NODES 4
+#define GMEM_FLAGS (GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED)
+
+struct counters {
+	long scanned, moved, failed;
+};
+
+static void vmstat_snap(struct counters *c)
+{
+	c->scanned = bwap_vmstat("numa_rebalance_scanned");
+	c->moved = bwap_vmstat("numa_rebalance_moved");
+	c->failed = bwap_vmstat("numa_rebalance_failed");
+}
+
+/*
+ * One region of 2 * NPAGES pages: the guest_memfd mapped shared at
+ * @gmem, then private anonymous memory at @anon, right after it, so one
+ * mbind2() covers both VMAs.
+ */
+FIXTURE(gmem) {
+	int nodes[BWAP_MAX_NODES];
+	int kvm_fd, vm_fd, gmem_fd, pidfd;
+	char *region, *gmem, *anon;
+	size_t len;
+	long gmem_counts[BWAP_MAX_NODES];
+	struct counters before, after;
+};
+
+FIXTURE_SETUP(gmem)
+{
+	struct kvm_create_guest_memfd args = { 0 };
+	long supported;
+
+	self->kvm_fd = self->vm_fd = self->gmem_fd = self->pidfd = -1;
+	self->region = MAP_FAILED;
+	self->len = (size_t)NPAGES * getpagesize();
+	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < NODES)
+		SKIP(return, "Not enough NUMA nodes available (needs 4)");
+	self->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (self->kvm_fd < 0)
+		SKIP(return, "No /dev/kvm (needs CONFIG_KVM and a loaded vendor module: %s)",
+		     strerror(errno));
+	self->vm_fd = ioctl(self->kvm_fd, KVM_CREATE_VM, KVM_X86_DEFAULT_VM);
+	ASSERT_LE(0, self->vm_fd) TH_LOG("KVM_CREATE_VM: %s", strerror(errno));
+	supported = ioctl(self->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_GUEST_MEMFD_FLAGS);
+	if (supported < 0 || (supported & GMEM_FLAGS) != GMEM_FLAGS)
+		SKIP(return, "guest_memfd cannot be mmap()ed here (KVM_CAP_GUEST_MEMFD_FLAGS %ld, needs GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED; 6.12 has neither)",
+		     supported);
+	args.size = self->len;
+	args.flags = GMEM_FLAGS;
+	self->gmem_fd = ioctl(self->vm_fd, KVM_CREATE_GUEST_MEMFD, &args);
+	ASSERT_LE(0, self->gmem_fd) TH_LOG("KVM_CREATE_GUEST_MEMFD: %s", strerror(errno));
+
+	self->region = mmap(NULL, 2 * self->len, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->region);
+	self->gmem = mmap(self->region, self->len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_FIXED, self->gmem_fd, 0);
+	ASSERT_EQ(self->region, self->gmem) TH_LOG("mmap guest_memfd: %s", strerror(errno));
+	self->anon = mmap(self->region + self->len, self->len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(self->region + self->len, self->anon);
+	/* Base pages only, so every count below is exact. */
+	ASSERT_EQ(0, madvise(self->anon, self->len, MADV_NOHUGEPAGE));
+
+	self->pidfd = bwap_pidfd_open(getpid());
+	ASSERT_LE(0, self->pidfd);
+}
+
+FIXTURE_TEARDOWN(gmem)
+{
+	if (self->region != MAP_FAILED)
+		munmap(self->region, 2 * self->len);
+	if (self->pidfd >= 0)
+		close(self->pidfd);
+	if (self->gmem_fd >= 0)
+		close(self->gmem_fd);
+	if (self->vm_fd >= 0)
+		close(self->vm_fd);
+	if (self->kvm_fd >= 0)
+		close(self->kvm_fd);
+}
+
+/* The weights @a..@d of the first four memory nodes, indexed by node id. */
+static void node_weights(FIXTURE_DATA(gmem) *self, unsigned char *w,
+			 int a, int b, int c, int d)
+{
+	memset(w, 0, BWAP_MAXNODE);
+	w[self->nodes[0]] = a;
+	w[self->nodes[1]] = b;
+	w[self->nodes[2]] = c;
+	w[self->nodes[3]] = d;
+}
+
+/* mbind2() [@p, @p + @len) to weighted interleave @a..@d on the four nodes. */
+static long bind(FIXTURE_DATA(gmem) *self, void *p, size_t len,
+		 int a, int b, int c, int d, unsigned int flags)
+{
+	const unsigned char w[NODES] = { a, b, c, d };
+
+	return bwap_mbind2_nodes(p, len, self->nodes, NODES, w, flags);
+}
+
+/*
+ * Bind the whole region to 1,1,1,1 and fault both halves: the anonymous
+ * half lands exactly 100 pages a node, the guest_memfd half wherever its
+ * allocator puts it, recorded in gmem_counts.
+ */
+static void fault_region(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(gmem) *self)
+{
+	long counts[BWAP_MAX_NODES], total = 0;
+	int i;
+
+	ASSERT_EQ(0, bind(self, self->region, 2 * self->len, 1, 1, 1, 1, 0));
+	bwap_touch_pages(self->gmem, NPAGES);
+	bwap_touch_pages(self->anon, NPAGES);
+
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->anon, NPAGES, counts));
+	for (i = 0; i < NODES; i++)
+		ASSERT_EQ(NPAGES / NODES, counts[self->nodes[i]]);
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->gmem, NPAGES, self->gmem_counts));
+	for (i = 0; i < BWAP_MAX_NODES; i++)
+		total += self->gmem_counts[i];
+	ASSERT_EQ(NPAGES, total);
+	TH_LOG("guest_memfd pages on nodes %d-%d: %ld/%ld/%ld/%ld", self->nodes[0],
+	       self->nodes[3], self->gmem_counts[self->nodes[0]],
+	       self->gmem_counts[self->nodes[1]], self->gmem_counts[self->nodes[2]],
+	       self->gmem_counts[self->nodes[3]]);
+}
+
+/* The guest_memfd's pages are on exactly the nodes fault_region() found. */
+static void expect_gmem_unmoved(struct __test_metadata *_metadata,
+				FIXTURE_DATA(gmem) *self)
+{
+	long counts[BWAP_MAX_NODES];
+	int i;
+
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->gmem, NPAGES, counts));
+	for (i = 0; i < BWAP_MAX_NODES; i++)
+		EXPECT_EQ(self->gmem_counts[i], counts[i]) TH_LOG("node %d", i);
+}
+
+static void expect_anon(struct __test_metadata *_metadata,
+			FIXTURE_DATA(gmem) *self, long a, long b, long c, long d)
+{
+	long counts[BWAP_MAX_NODES];
+
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->anon, NPAGES, counts));
+	EXPECT_EQ(a, counts[self->nodes[0]]);
+	EXPECT_EQ(b, counts[self->nodes[1]]);
+	EXPECT_EQ(c, counts[self->nodes[2]]);
+	EXPECT_EQ(d, counts[self->nodes[3]]);
+}
+
+/* The policy get_mempolicy2() reads at @p is weighted interleave @a..@d. */
+static void expect_policy(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(gmem) *self, void *p,
+			  int a, int b, int c, int d)
+{
+	unsigned char w[BWAP_MAXNODE];
+	struct bwap_policy pol;
+	int i;
+
+	node_weights(self, w, a, b, c, d);
+	ASSERT_EQ(0, bwap_read_policy(&pol, p));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, pol.args.mode);
+	for (i = 0; i < NODES; i++)
+		EXPECT_EQ(w[self->nodes[i]], pol.w[self->nodes[i]])
+			TH_LOG("node %d", self->nodes[i]);
+}
+
+#define SCANNED(self) ((self)->after.scanned - (self)->before.scanned)
+#define MOVED(self) ((self)->after.moved - (self)->before.moved)
+#define FAILED(self) ((self)->after.failed - (self)->before.failed)
+
+/*
+ * process_mpol_reweight() to 4,2,1,1 with MPOL_MF_REBALANCE: the anonymous
+ * VMA goes from 100 a node to 200/100/50/50 (100 pages moved, the
+ * minimum); the guest_memfd keeps its 1,1,1,1 shared policy and every page
+ * where it was, and only the anonymous pages are counted.
+ */
+TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
+{
+	unsigned char w[BWAP_MAXNODE];
+
+	fault_region(_metadata, self);
+	node_weights(self, w, 4, 2, 1, 1);
+	vmstat_snap(&self->before);
+	EXPECT_EQ(0, bwap_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE));
+	vmstat_snap(&self->after);
+
+	expect_anon(_metadata, self, 200, 100, 50, 50);
+	expect_gmem_unmoved(_metadata, self);
+	EXPECT_EQ(NPAGES, SCANNED(self));
+	EXPECT_EQ(100, MOVED(self));
+	EXPECT_EQ(0, FAILED(self));
+	expect_policy(_metadata, self, self->anon, 4, 2, 1, 1);
+	expect_policy(_metadata, self, self->gmem, 1, 1, 1, 1);
+}
+
+/*
+ * mbind2() to 1,2,3,4 with MPOL_MF_REBALANCE | MPOL_MF_STRICT over both
+ * VMAs: the new policy reaches the guest_memfd (as mbind(2) sets it), but
+ * its pages neither move nor count as not moved, so the call returns 0
+ * rather than EIO; the anonymous VMA goes from 100 a node to 40/80/120/160
+ * (180 pages moved, the minimum).
+ */
+TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
+{
+	fault_region(_metadata, self);
+	vmstat_snap(&self->before);
+	EXPECT_EQ(0, bind(self, self->region, 2 * self->len, 1, 2, 3, 4,
+			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
+	vmstat_snap(&self->after);
+
+	expect_anon(_metadata, self, 40, 80, 120, 160);
+	expect_gmem_unmoved(_metadata, self);
+	EXPECT_EQ(NPAGES, SCANNED(self));
+	EXPECT_EQ(180, MOVED(self));
+	EXPECT_EQ(0, FAILED(self));
+	expect_policy(_metadata, self, self->anon, 1, 2, 3, 4);
+	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
+}
+
+/* mbind2() with MPOL_MF_REBALANCE on the guest_memfd alone: nothing counted. */
+TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
+{
+	fault_region(_metadata, self);
+	vmstat_snap(&self->before);
+	EXPECT_EQ(0, bind(self, self->gmem, self->len, 0, 0, 0, 1,
+			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
+	vmstat_snap(&self->after);
+
+	expect_gmem_unmoved(_metadata, self);
+	expect_anon(_metadata, self, 100, 100, 100, 100);
+	EXPECT_EQ(0, SCANNED(self));
+	EXPECT_EQ(0, MOVED(self));
+	EXPECT_EQ(0, FAILED(self));
+	expect_policy(_metadata, self, self->gmem, 0, 0, 0, 1);
+}
+
+TEST_HARNESS_MAIN
