@@ -216,7 +216,9 @@ static void expect_policy(struct __test_metadata *_metadata,
 /*
  * process_mpol_reweight() to 4,2,1,1 with MPOL_MF_REBALANCE: the anonymous
  * VMA goes from 100 a node to 200/100/50/50 (100 pages moved, the
- * minimum); the guest_memfd keeps its 1,1,1,1 shared policy and every page
+ * minimum).  The guest_memfd, rebound to 1,2,3,4 without moving (so 80 of
+ * its pages sit off their shares, which a rebalance that covered it would
+ * try to move, fail, and return), keeps that shared policy and every page
  * where it was, and only the anonymous pages are counted.
  */
 TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
@@ -224,6 +226,7 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 	unsigned char w[BWAP_MAXNODE];
 
 	fault_region(_metadata, self);
+	ASSERT_EQ(0, bind(self, self->gmem, self->len, 1, 2, 3, 4, 0));
 	node_weights(self, w, 4, 2, 1, 1);
 	vmstat_snap(&self->before);
 	EXPECT_EQ(0, bwap_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE));
@@ -235,7 +238,7 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 	EXPECT_EQ(100, MOVED(self));
 	EXPECT_EQ(0, FAILED(self));
 	expect_policy(_metadata, self, self->anon, 4, 2, 1, 1);
-	expect_policy(_metadata, self, self->gmem, 1, 1, 1, 1);
+	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
 
 /*
