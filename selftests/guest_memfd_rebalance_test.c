@@ -70,21 +70,26 @@ FIXTURE_SETUP(gmem)
 	struct kvm_create_guest_memfd args = { 0 };
 	long supported;
 
-	self->kvm_fd = self->vm_fd = self->gmem_fd = self->pidfd = -1;
+	self->kvm_fd = -1;
+	self->vm_fd = -1;
+	self->gmem_fd = -1;
+	self->pidfd = -1;
 	self->region = MAP_FAILED;
 	self->len = (size_t)NPAGES * getpagesize();
 	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < NODES)
 		SKIP(return, "Not enough NUMA nodes available (needs 4)");
 	self->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (self->kvm_fd < 0)
-		SKIP(return, "No /dev/kvm: %s (needs KVM and kvm_amd, which configs/7.3.config has and the 6.12 kernels do not)",
-		     strerror(errno));
+		SKIP(return, "No /dev/kvm: %s (needs KVM and kvm_amd, %s)",
+		     strerror(errno),
+		     "which configs/7.3.config has and the 6.12 kernels do not");
 	self->vm_fd = ioctl(self->kvm_fd, KVM_CREATE_VM, KVM_X86_DEFAULT_VM);
 	ASSERT_LE(0, self->vm_fd) TH_LOG("KVM_CREATE_VM: %s", strerror(errno));
 	supported = ioctl(self->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_GUEST_MEMFD_FLAGS);
 	if (supported < 0 || (supported & GMEM_FLAGS) != GMEM_FLAGS)
-		SKIP(return, "guest_memfd cannot be mmap()ed here (KVM_CAP_GUEST_MEMFD_FLAGS %ld, needs GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED; 6.12 has neither)",
-		     supported);
+		SKIP(return, "guest_memfd cannot be mmap()ed here (%s %ld, %s)",
+		     "KVM_CAP_GUEST_MEMFD_FLAGS", supported,
+		     "needs GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED; 6.12 has neither");
 	args.size = self->len;
 	args.flags = GMEM_FLAGS;
 	self->gmem_fd = ioctl(self->vm_fd, KVM_CREATE_GUEST_MEMFD, &args);
