@@ -128,7 +128,8 @@ TEST_F(auto_mode, own_weights_stay_and_global_ones_follow_the_table)
 	const unsigned char own_b[4] = { 3, 1, 1, 1 };
 	const int own[4] = { 3, 1, 1, 1 };
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
-	int auto_w[4], manual_w[4], again_w[4], i;
+	/* Zeroed: gcc cannot see that global_weights() fills all four. */
+	int auto_w[4] = { 0 }, manual_w[4] = { 0 }, again_w[4] = { 0 }, i;
 
 	for (i = 0; i < self->n; i++)
 		bwap_nodemask_set(mask, self->nodes[i]);
