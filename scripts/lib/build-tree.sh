@@ -61,17 +61,20 @@ tree_make() {
 	tree_prune "$suite"
 }
 
-# trees_make SUITE...: make the missing trees, side by side (mostly
-# downloads and unpacking, so they overlap well even on 2 cores).
-trees_make() {
-	local s pids=() rc=0 p
-	for s in "$@"; do
-		[ -d "$(tree_path "$s")" ] && continue
-		tree_make "$s" "$WORK/tree-$s.log" &
-		pids+=($!)
-	done
-	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	[ $rc -eq 0 ] || die "a build tree could not be made (see above)"
+# tree_start SUITE: make SUITE's tree in the background if it is missing
+# (mostly downloads and unpacking: it overlaps well with the kernel build
+# and the other suite's, even on 2 cores); tree_wait SUITE waits for it.
+declare -A TREE_PIDS=()
+tree_start() {
+	[ ! -d "$(tree_path "$1")" ] || return 0
+	tree_make "$1" "$WORK/tree-$1.log" &
+	TREE_PIDS[$1]=$!
+}
+tree_wait() {
+	local pid=${TREE_PIDS[$1]:-}
+	[ -n "$pid" ] || return 0
+	wait "$pid" || die "the $1 build tree could not be made (see above)"
+	TREE_PIDS[$1]=
 }
 
 # tree_prune SUITE: remove SUITE's trees with other keys that no job holds
