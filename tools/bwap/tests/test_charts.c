@@ -92,7 +92,7 @@ static int svg_ok(const char *path, int w, int h, int min_glyphs, int *glyphs)
 {
 	xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	xmlNodePtr root;
-	char ws[32], hs[32];
+	char ws[32], hs[32], wu[32], hu[32];
 	int ok = 0;
 
 	*glyphs = 0;
@@ -102,9 +102,13 @@ static int svg_ok(const char *path, int w, int h, int min_glyphs, int *glyphs)
 	if (root && !xmlStrcmp(root->name, (const xmlChar *)"svg")) {
 		xmlChar *aw = xmlGetProp(root, (const xmlChar *)"width"), *ah = xmlGetProp(root, (const xmlChar *)"height");
 
+		/* cairo 1.16 (bookworm) writes "Wpt", 1.18 (trixie) plain "W" */
 		snprintf(ws, sizeof(ws), "%dpt", w);
 		snprintf(hs, sizeof(hs), "%dpt", h);
-		ok = aw && ah && !strcmp((char *)aw, ws) && !strcmp((char *)ah, hs);
+		snprintf(wu, sizeof(wu), "%d", w);
+		snprintf(hu, sizeof(hu), "%d", h);
+		ok = aw && ah && (!strcmp((char *)aw, ws) || !strcmp((char *)aw, wu)) &&
+		     (!strcmp((char *)ah, hs) || !strcmp((char *)ah, hu));
 		xmlFree(aw);
 		xmlFree(ah);
 		/* glyph uses anywhere under the root */
