@@ -40,17 +40,6 @@
 #define NODES 4
 #define GMEM_FLAGS (GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED)
 
-struct counters {
-	long scanned, moved, failed;
-};
-
-static void vmstat_snap(struct counters *c)
-{
-	c->scanned = bwap_vmstat("numa_rebalance_scanned");
-	c->moved = bwap_vmstat("numa_rebalance_moved");
-	c->failed = bwap_vmstat("numa_rebalance_failed");
-}
-
 /*
  * One region of 2 * NPAGES pages: the guest_memfd mapped shared at
  * @gmem, then private anonymous memory at @anon, right after it, so one
@@ -62,7 +51,7 @@ FIXTURE(gmem) {
 	char *region, *gmem, *anon;
 	size_t len;
 	long gmem_counts[BWAP_MAX_NODES];
-	struct counters before, after;
+	struct bwap_rebalance_stat before, after;
 };
 
 FIXTURE_SETUP(gmem)
@@ -233,9 +222,9 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 	fault_region(_metadata, self);
 	ASSERT_EQ(0, bind(self, self->gmem, self->len, 1, 2, 3, 4, 0));
 	node_weights(self, w, 4, 2, 1, 1);
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bwap_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE));
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 
 	expect_anon(_metadata, self, 200, 100, 50, 50);
 	expect_gmem_unmoved(_metadata, self);
@@ -256,10 +245,10 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 {
 	fault_region(_metadata, self);
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->region, 2 * self->len, 1, 2, 3, 4,
 			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 
 	expect_anon(_metadata, self, 40, 80, 120, 160);
 	expect_gmem_unmoved(_metadata, self);
@@ -274,10 +263,10 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 {
 	fault_region(_metadata, self);
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->gmem, self->len, 0, 0, 0, 1,
 			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 
 	expect_gmem_unmoved(_metadata, self);
 	expect_anon(_metadata, self, 100, 100, 100, 100);

@@ -50,24 +50,13 @@ static long bad_pages(char *p, size_t npages, uint64_t tag)
 	return bad;
 }
 
-struct moved {
-	long scanned, moved, failed;
-};
-
-static void vmstat_snap(struct moved *m)
-{
-	m->scanned = bwap_vmstat("numa_rebalance_scanned");
-	m->moved = bwap_vmstat("numa_rebalance_moved");
-	m->failed = bwap_vmstat("numa_rebalance_failed");
-}
-
 FIXTURE(rebalance) {
 	int nodes[BWAP_MAX_NODES];
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
 	unsigned char w[BWAP_MAXNODE];
 	struct mpol_args args;
 	long counts[BWAP_MAX_NODES];
-	struct moved before, after;
+	struct bwap_rebalance_stat before, after;
 	int pidfd;
 	char *p;
 	size_t len;
@@ -138,9 +127,9 @@ static long reweight_self(FIXTURE_DATA(rebalance) *self, int a, int b, int c,
 	long ret;
 
 	set_w(self, a, b, c, d);
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	ret = bwap_reweight(self->pidfd, self->w, BWAP_MAXNODE, flags);
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 	return ret;
 }
 
@@ -314,10 +303,10 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 
 	/* Both processes map the pages: moving them takes MOVE_ALL. */
 	set_w(self, 4, 2, 1, 1);
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE,
 				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -373,15 +362,15 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	set_w(self, 4, 2, 1, 1);
 	/* An empty range rebalances nothing. */
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	ASSERT_EQ(0, bwap_mbind2(self->p, 0, &self->args, sizeof(self->args),
 				 MPOL_MF_REBALANCE));
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 	EXPECT_EQ(0, SCANNED(self));
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	ret = bwap_mbind2(self->p, half, &self->args, sizeof(self->args),
 			  MPOL_MF_REBALANCE);
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 	ASSERT_EQ(0, ret);
 	/* First half 1000/500/250/250, second half still 500 each. */
 	EXPECT_COUNTS(1500, 1000, 750, 750);
@@ -548,10 +537,10 @@ TEST_F(rebalance, remote_process)
 	pidfd = bwap_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	set_w(self, 1, 1, 3, 3);
-	vmstat_snap(&self->before);
+	bwap_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE,
 				   MPOL_MF_REBALANCE));
-	vmstat_snap(&self->after);
+	bwap_rebalance_stat_read(&self->after);
 	EXPECT_EQ(1000, MOVED(self));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

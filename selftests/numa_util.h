@@ -151,6 +151,18 @@ static inline long bwap_vmstat(const char *name)
 	return val;
 }
 
+/* The rebalance counters of /proc/vmstat at one moment. */
+struct bwap_rebalance_stat {
+	long scanned, moved, failed;
+};
+
+static inline void bwap_rebalance_stat_read(struct bwap_rebalance_stat *s)
+{
+	s->scanned = bwap_vmstat("numa_rebalance_scanned");
+	s->moved = bwap_vmstat("numa_rebalance_moved");
+	s->failed = bwap_vmstat("numa_rebalance_failed");
+}
+
 /*
  * Fill @args for MPOL_WEIGHTED_INTERLEAVE over @nodes with @weights
  * (BWAP_MAXNODE bytes, indexed by node id).  @mask must have room for
