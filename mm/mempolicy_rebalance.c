@@ -251,6 +251,33 @@ static void mpol_rebalance_free(struct mpol_rebalance *rb)
 	kfree(rb->to_node);
 }
 
+/* @a * @b as the 128-bit number @hi * 2^64 + @lo. */
+static void rebalance_mul_u64(u64 a, u64 b, u64 *hi, u64 *lo)
+{
+	u64 a0 = lower_32_bits(a), a1 = upper_32_bits(a);
+	u64 b0 = lower_32_bits(b), b1 = upper_32_bits(b);
+	u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	u64 mid = upper_32_bits(p00) + lower_32_bits(p01) + lower_32_bits(p10);
+
+	*lo = (mid << 32) | lower_32_bits(p00);
+	*hi = p11 + upper_32_bits(p01) + upper_32_bits(p10) + upper_32_bits(mid);
+}
+
+/*
+ * Whether a * b > c * d, exactly.  The factors are page counts of one
+ * range, so a product passes 2^64 once a node holds 2^32 pages (16 TiB
+ * of base pages): compare the 128-bit products, made of 32-bit halves so
+ * that every architecture computes the same.
+ */
+static bool rebalance_mul_gt(u64 a, u64 b, u64 c, u64 d)
+{
+	u64 ab_hi, ab_lo, cd_hi, cd_lo;
+
+	rebalance_mul_u64(a, b, &ab_hi, &ab_lo);
+	rebalance_mul_u64(c, d, &cd_hi, &cd_lo);
+	return ab_hi > cd_hi || (ab_hi == cd_hi && ab_lo > cd_lo);
+}
+
 /**
  * mpol_rebalance_pick - where a folio met by the second walk goes, if anywhere
  * @c: the plan for the folio's kind in the range
@@ -280,8 +307,8 @@ int mpol_rebalance_pick(const struct mpol_rebalance_class *c, int src,
 		return NUMA_NO_NODE;
 	given = surplus - c->target[src];
 	/* Not before its turn: given + pages <= seen * surplus / cur. */
-	if ((u64)(given + pages) * c->cur[src] >
-	    (u64)c->seen[src] * surplus)
+	if (rebalance_mul_gt(given + pages, c->cur[src], c->seen[src],
+			     surplus))
 		return NUMA_NO_NODE;
 	for (dst = 0; dst < nr_node_ids; dst++) {
 		room = -c->share[dst];
@@ -290,8 +317,8 @@ int mpol_rebalance_pick(const struct mpol_rebalance_class *c, int src,
 		got = room + c->target[dst];
 		/* The least served: smallest (got + pages) / room. */
 		if (best == NUMA_NO_NODE ||
-		    (u64)(got + pages) * best_room <
-		    (u64)(best_got + pages) * room) {
+		    rebalance_mul_gt(best_got + pages, room, got + pages,
+				     best_room)) {
 			best = dst;
 			best_got = got;
 			best_room = room;
@@ -676,8 +703,14 @@ static struct folio *rebalance_alloc_target(struct folio *src,
  */
 unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 {
+	/*
+	 * A full destination is expected and counted in the return value,
+	 * as demotion counts it: no allocation-failure report in the log,
+	 * and no OOM kill or retried reclaim on the caller's behalf.
+	 */
 	struct migration_target_control mtc = {
-		.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE,
+		.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE |
+			    __GFP_NOWARN | __GFP_NORETRY,
 		.reason = MR_MEMPOLICY_MBIND,
 	};
 	unsigned long failed;

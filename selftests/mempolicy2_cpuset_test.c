@@ -14,6 +14,8 @@
  * Each test joins its own cgroup and changes that cgroup's cpuset.mems,
  * which rebinds the policy before the write returns.
  */
+#include <sys/mount.h>
+
 #include "kselftest_harness.h"
 #include "numa_util.h"
 #include "cpuset_util.h"
@@ -118,6 +120,53 @@ TEST_F(rebind, static_nodes_only_zero_weights_left)
 
 	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
 	expect_placement(_metadata, w0011, 200);	/* 0/0/200/200 */
+}
+
+/*
+ * The same on the task countdown, the path of allocations with no VMA:
+ * page cache written with write(2) to a ramfs file.  The nodes left take
+ * one page each in turn, 200/200; a countdown that stepped once round
+ * the nodemask came back to its last node and put all 400 there.
+ */
+TEST_F(rebind, static_nodes_only_zero_weights_left_task_countdown)
+{
+	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
+	char dir[] = "/bwap-ramfs-XXXXXX", path[64], page[4096];
+	size_t psz = getpagesize(), npages = 400, i;
+	int four[4] = { 0, 1, 2, 3 }, fd;
+	long counts[BWAP_MAX_NODES];
+	char *map;
+
+	ASSERT_EQ(sizeof(page), psz);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, mount("bwap-ramfs", dir, "ramfs", 0, NULL));
+	snprintf(path, sizeof(path), "%s/data", dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+
+	memcpy(self->w, w0011, sizeof(w0011));
+	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	self->args.mode_flags = MPOL_F_STATIC_NODES;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	for (i = 0; i < npages; i++) {
+		memset(page, (int)i, sizeof(page));
+		ASSERT_EQ((ssize_t)psz, write(fd, page, psz));
+	}
+	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+
+	map = mmap(NULL, npages * psz, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	for (i = 0; i < npages; i++)
+		ASSERT_EQ((char)i, map[i * psz]);
+	ASSERT_EQ(0, bwap_count_pages_per_node(map, npages, counts));
+	EXPECT_EQ(200, counts[0]);
+	EXPECT_EQ(200, counts[1]);
+	TH_LOG("page cache: node0=%ld node1=%ld", counts[0], counts[1]);
+	munmap(map, npages * psz);
+	close(fd);
+	EXPECT_EQ(0, umount(dir));
+	rmdir(dir);
 }
 
 /* A reweight while nodes 2,3 are out cannot weigh them: they return at 0. */

@@ -75,7 +75,31 @@ static void mpol_test_check_pages(struct kunit *test, struct page **pages,
 				    "node %d", nid);
 }
 
-static void mpol_test_paths(struct kunit *test, const u8 *pattern, bool bulk)
+/*
+ * What a cpuset rebind of an MPOL_F_STATIC_NODES policy can leave: every
+ * node of the nodemask with own weight 0, rewritten in place under
+ * task_lock() as the rebind does.  Each node then takes one page in turn.
+ */
+static void mpol_test_zero_own_weights(const nodemask_t *nodes, u8 *weight,
+				       unsigned int *sum)
+{
+	struct mpol_weights *own;
+	int nid;
+
+	task_lock(current);
+	own = rcu_dereference_protected(current->mempolicy->il_weights,
+					lockdep_is_held(&current->alloc_lock));
+	*sum = 0;
+	for_each_node_mask(nid, *nodes) {
+		WRITE_ONCE(own->weight[nid], 0);
+		weight[nid] = 1;
+		(*sum)++;
+	}
+	task_unlock(current);
+}
+
+static void mpol_test_paths(struct kunit *test, const u8 *pattern, bool bulk,
+			    bool all_zero)
 {
 	u8 *weight = kunit_kzalloc(test, nr_node_ids, GFP_KERNEL);
 	unsigned long n, i, got = 0;
@@ -87,6 +111,8 @@ static void mpol_test_paths(struct kunit *test, const u8 *pattern, bool bulk)
 		kunit_skip(test, "cannot allocate");
 	if (!mpol_test_set_policy(test, pattern, &nodes, weight, &sum))
 		return;
+	if (all_zero)
+		mpol_test_zero_own_weights(&nodes, weight, &sum);
 	n = MPOL_TEST_ROUNDS * sum;
 	pages = kunit_kcalloc(test, n, sizeof(*pages), GFP_KERNEL);
 	if (!pages) {
@@ -112,28 +138,42 @@ static void mpol_test_task_countdown_own_weights(struct kunit *test)
 {
 	static const u8 pattern[4] = { 5, 3, 1, 1 };
 
-	mpol_test_paths(test, pattern, false);
+	mpol_test_paths(test, pattern, false, false);
 }
 
 static void mpol_test_task_countdown_zero_weight(struct kunit *test)
 {
 	static const u8 pattern[4] = { 3, 0, 1, 2 };
 
-	mpol_test_paths(test, pattern, false);
+	mpol_test_paths(test, pattern, false, false);
 }
 
 static void mpol_test_bulk_own_weights(struct kunit *test)
 {
 	static const u8 pattern[4] = { 5, 3, 1, 1 };
 
-	mpol_test_paths(test, pattern, true);
+	mpol_test_paths(test, pattern, true, false);
 }
 
 static void mpol_test_bulk_zero_weight(struct kunit *test)
 {
 	static const u8 pattern[4] = { 3, 0, 1, 2 };
 
-	mpol_test_paths(test, pattern, true);
+	mpol_test_paths(test, pattern, true, false);
+}
+
+static void mpol_test_task_countdown_all_zero(struct kunit *test)
+{
+	static const u8 pattern[4] = { 5, 3, 1, 1 };
+
+	mpol_test_paths(test, pattern, false, true);
+}
+
+static void mpol_test_bulk_all_zero(struct kunit *test)
+{
+	static const u8 pattern[4] = { 5, 3, 1, 1 };
+
+	mpol_test_paths(test, pattern, true, true);
 }
 
 static struct kunit_case mpol_alloc_test_cases[] = {
@@ -141,6 +181,8 @@ static struct kunit_case mpol_alloc_test_cases[] = {
 	KUNIT_CASE(mpol_test_task_countdown_zero_weight),
 	KUNIT_CASE(mpol_test_bulk_own_weights),
 	KUNIT_CASE(mpol_test_bulk_zero_weight),
+	KUNIT_CASE(mpol_test_task_countdown_all_zero),
+	KUNIT_CASE(mpol_test_bulk_all_zero),
 	{},
 };
 

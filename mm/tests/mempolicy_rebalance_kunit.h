@@ -258,6 +258,90 @@ static void mpol_test_rebalance_pick_spread(struct kunit *test)
 	rebal_spread_run(test, w5311, 2);
 }
 
+#if BITS_PER_LONG == 64
+/*
+ * Sizes a CXL server reaches: node 0 holds 2^34 pages (64 TiB) of one
+ * range and has passed them all, so its whole surplus of 2^32 is due.
+ * Nodes 1 and 2 can each take 2^33 pages; node 1 has had half of its, so
+ * the page goes to node 2, the least served.  Products of these counts
+ * pass 2^64.  With @src_cur 2^33 and a surplus of 2^30 the first test
+ * stays below 2^64 and only the choice between destinations does not.
+ */
+static void rebal_pick_huge_run(struct kunit *test, unsigned long src_cur,
+				long surplus)
+{
+	struct mpol_rebalance_class c = { };
+	struct rebal_arrays a;
+
+	rebal_alloc(test, &a);
+	c.cur = a.cur;
+	c.target = a.target;
+	c.share = kunit_kcalloc(test, nr_node_ids, sizeof(*c.share),
+				GFP_KERNEL);
+	c.seen = kunit_kcalloc(test, nr_node_ids, sizeof(*c.seen),
+			       GFP_KERNEL);
+	if (!c.share || !c.seen)
+		kunit_skip(test, "cannot allocate the plan");
+	c.cur[0] = src_cur;
+	c.seen[0] = src_cur;
+	c.share[0] = surplus;
+	c.target[0] = surplus;
+	c.share[1] = -(1L << 33);
+	c.target[1] = -(1L << 32);
+	c.share[2] = -(1L << 33);
+	c.target[2] = -(1L << 33);
+	KUNIT_EXPECT_EQ(test, mpol_rebalance_pick(&c, 0, 1), 2);
+	/* Not yet its turn: only half the range passed. */
+	c.seen[0] = src_cur / 2;
+	c.target[0] = surplus / 2;
+	KUNIT_EXPECT_EQ(test, mpol_rebalance_pick(&c, 0, 1), NUMA_NO_NODE);
+}
+
+static void mpol_test_rebalance_pick_huge(struct kunit *test)
+{
+	rebal_pick_huge_run(test, 1UL << 34, 1L << 32);
+	rebal_pick_huge_run(test, 1UL << 33, 1L << 30);
+}
+
+/* 2^45 pages (128 PiB) at 5,3,1,1: the shares stay exact. */
+static void mpol_test_rebalance_targets_huge(struct kunit *test)
+{
+	static const long want[REBAL_TEST_NODES] = {
+		17592186044416L, 10555311626650L, 3518437208883L,
+		3518437208883L,
+	};
+	static const u8 w[REBAL_TEST_NODES] = { 5, 3, 1, 1 };
+	unsigned long total = 1UL << 45;
+	struct rebal_arrays a;
+	nodemask_t nodes;
+	int nid;
+
+	rebal_alloc(test, &a);
+	nodes_clear(nodes);
+	for (nid = 0; nid < REBAL_TEST_NODES; nid++) {
+		node_set(nid, nodes);
+		a.weight[nid] = w[nid];
+		a.cur[nid] = total / REBAL_TEST_NODES;
+	}
+	KUNIT_ASSERT_TRUE(test, mpol_rebalance_targets(total, a.cur, a.weight,
+						       &nodes, a.target));
+	for (nid = 0; nid < REBAL_TEST_NODES; nid++)
+		KUNIT_EXPECT_EQ_MSG(test, a.target[nid], want[nid],
+				    "node %d", nid);
+}
+#else
+/* A 32-bit kernel cannot map 2^32 pages in one range. */
+static void mpol_test_rebalance_pick_huge(struct kunit *test)
+{
+	kunit_skip(test, "needs a 64-bit kernel");
+}
+
+static void mpol_test_rebalance_targets_huge(struct kunit *test)
+{
+	kunit_skip(test, "needs a 64-bit kernel");
+}
+#endif
+
 struct split_case {
 	unsigned long unit;
 	unsigned long base[REBAL_TEST_NODES];
@@ -444,6 +528,8 @@ static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_drain),
 	KUNIT_CASE(mpol_test_rebalance_targets_sum),
 	KUNIT_CASE(mpol_test_rebalance_pick_spread),
+	KUNIT_CASE(mpol_test_rebalance_pick_huge),
+	KUNIT_CASE(mpol_test_rebalance_targets_huge),
 	KUNIT_CASE(mpol_test_rebalance_split_base_only),
 	KUNIT_CASE(mpol_test_rebalance_split_thp_not_multiple),
 	KUNIT_CASE(mpol_test_rebalance_split_thp_multiple),
