@@ -330,7 +330,8 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
 /**
  * mpol_reweight_from_user - read the weights of process_mpol_reweight()
  * @uw: user array, one byte per node id
- * @maxnode: bytes in @uw, up to PAGE_SIZE * 8 (libnuma passes its bitmask
+ * @maxnode: bytes in @uw, up to PAGE_SIZE * 8 + 1, the limit of
+ *	pol_maxnodes in every mempolicy2 call (libnuma passes its bitmask
  *	size + 1)
  * @out: the new table
  *
@@ -338,7 +339,7 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
  * read; bytes for node ids this kernel cannot have are ignored.  Each
  * policy is checked against its own nodemask later.
  *
- * Return: 0; -EINVAL for @maxnode 0 or above PAGE_SIZE * 8, or no non-zero
+ * Return: 0; -EINVAL for @maxnode 0 or above PAGE_SIZE * 8 + 1, or no non-zero
  * weight for a possible node; -EFAULT; -ENOMEM.
  */
 int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
@@ -348,7 +349,7 @@ int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
 	int nid, ret;
 
 	*out = NULL;
-	if (!maxnode || maxnode > PAGE_SIZE * BITS_PER_BYTE)
+	if (!maxnode || maxnode > PAGE_SIZE * BITS_PER_BYTE + 1)
 		return -EINVAL;
 	w = mpol_weights_alloc(GFP_KERNEL);
 	if (!w)

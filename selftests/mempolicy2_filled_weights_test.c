@@ -241,7 +241,10 @@ TEST_F(filled, weights_zero_on_the_nodemask_are_einval)
 	munmap(buf, len);
 }
 
-/* The largest array get_nodes() takes, filled, is still accepted. */
+/*
+ * The largest array get_nodes() takes, filled, is accepted by all three
+ * calls alike: pol_maxnodes (and reweight's maxnode) PAGE_SIZE * 8 + 1.
+ */
 TEST_F(filled, largest_filled_array_is_accepted)
 {
 	size_t max = (size_t)getpagesize() * 8;
@@ -260,9 +263,14 @@ TEST_F(filled, largest_filled_array_is_accepted)
 	self->args.pol_nodes = (unsigned long)big_mask;
 	self->args.pol_maxnodes = max + 1;
 	EXPECT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	/* Read back into the same arrays: the weights of real nodes as set. */
+	memset(big, 0xaa, max + 1);
+	EXPECT_EQ(0, bwap_get_mempolicy2(&self->args, sizeof(self->args), 0, 0));
+	for (i = 0; i < self->nr_nodes; i++)
+		EXPECT_EQ(pattern[i % 4], big[self->nodes[i]]);
 	pidfd = bwap_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(0, bwap_reweight(pidfd, big, max, 0));
+	EXPECT_EQ(0, bwap_reweight(pidfd, big, max + 1, 0));
 	close(pidfd);
 	free(big_mask);
 	free(big);

@@ -211,12 +211,15 @@ TEST(bad_weights)
 	EXPECT_EQ(-1, bwap_reweight(pidfd, NULL, BWAP_MAXNODE, 0));
 	EXPECT_EQ(EFAULT, errno);
 
-	/* maxnode up to PAGE_SIZE * 8 is read; beyond is refused. */
-	big = calloc(1, psz * 8 + 1);
+	/*
+	 * maxnode up to PAGE_SIZE * 8 + 1 is read, as pol_maxnodes in the
+	 * mempolicy2 calls and maxnode in set_mempolicy(2); beyond is refused.
+	 */
+	big = calloc(1, psz * 8 + 2);
 	ASSERT_NE(NULL, big);
 	all_ones(big);
-	EXPECT_EQ(0, bwap_reweight(pidfd, big, psz * 8, 0));
-	EXPECT_EQ(-1, bwap_reweight(pidfd, big, psz * 8 + 1, 0));
+	EXPECT_EQ(0, bwap_reweight(pidfd, big, psz * 8 + 1, 0));
+	EXPECT_EQ(-1, bwap_reweight(pidfd, big, psz * 8 + 2, 0));
 	EXPECT_EQ(EINVAL, errno);
 	free(big);
 
