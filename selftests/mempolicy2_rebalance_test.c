@@ -422,6 +422,81 @@ TEST_F(rebalance, task_policy_anon_range)
 }
 
 /*
+ * Task policies are per thread.  The main thread interleaves 1,1,1,1 and
+ * faults its buffer; a worker binds to the last node and faults its own.
+ * Neither buffer has a VMA policy, and nothing records which thread
+ * placed a page, so a reweight with MPOL_MF_REBALANCE moves neither: the
+ * worker's pages stay on its node (they were spread over the main
+ * thread's weights before), the main thread's stay at 1,1,1,1, and the
+ * call moves and fails nothing.
+ */
+struct bound_worker {
+	pthread_barrier_t *faulted, *checked;
+	int node;
+	char *buf;
+	long ret;
+};
+
+static void *bound_worker(void *p)
+{
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	struct bound_worker *a = p;
+
+	bwap_nodemask_set(mask, a->node);
+	a->ret = bwap_set_mempolicy(MPOL_BIND, mask, BWAP_MAX_NODES + 1);
+	if (!a->ret) {
+		a->buf = bwap_map_prefaulted(NPAGES / 4);
+		if (a->buf)
+			bwap_touch_pages(a->buf, NPAGES / 4);
+		else
+			a->ret = -1;
+	}
+	pthread_barrier_wait(a->faulted);
+	pthread_barrier_wait(a->checked);
+	return NULL;
+}
+
+TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
+{
+	pthread_barrier_t faulted, checked;
+	struct bound_worker a = { &faulted, &checked, self->nodes[3], NULL, 0 };
+	long worker[BWAP_MAX_NODES], left;
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_barrier_init(&faulted, NULL, 2));
+	ASSERT_EQ(0, pthread_barrier_init(&checked, NULL, 2));
+	self->p = bwap_map_prefaulted(NPAGES);
+	ASSERT_NE(NULL, self->p);
+	set_w(self, 1, 1, 1, 1);
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	fill_pages(self->p, NPAGES, 5);
+	ASSERT_EQ(0, pthread_create(&t, NULL, bound_worker, &a));
+	pthread_barrier_wait(&faulted);
+	ASSERT_EQ(0, a.ret);
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	ASSERT_EQ(0, bwap_count_pages_per_node(a.buf, NPAGES / 4, worker));
+	ASSERT_EQ(NPAGES / 4, worker[self->nodes[3]]);
+
+	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
+	EXPECT_EQ(0, left);
+	EXPECT_EQ(0, MOVED(self));
+	EXPECT_EQ(0, FAILED(self));
+	ASSERT_EQ(0, bwap_count_pages_per_node(a.buf, NPAGES / 4, worker));
+	EXPECT_EQ(NPAGES / 4, worker[self->nodes[3]]);
+	TH_LOG("worker's pages: node%d=%ld node%d=%ld node%d=%ld node%d=%ld",
+	       self->nodes[0], worker[self->nodes[0]], self->nodes[1],
+	       worker[self->nodes[1]], self->nodes[2], worker[self->nodes[2]],
+	       self->nodes[3], worker[self->nodes[3]]);
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 5));
+
+	pthread_barrier_wait(&checked);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	munmap(a.buf, NPAGES / 4 * getpagesize());
+	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+}
+
+/*
  * A shmem range without a shared policy is no rebalance unit: its pages
  * belong to the file, placed by whichever task faulted them, and other
  * processes may map them (an executable on tmpfs, a file in /dev/shm).
