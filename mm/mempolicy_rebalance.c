@@ -711,7 +711,7 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	struct migration_target_control mtc = {
 		.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE |
 			    __GFP_NOWARN | __GFP_NORETRY,
-		.reason = MR_MEMPOLICY_MBIND,
+		.reason = MR_MEMPOLICY_REBALANCE,
 	};
 	unsigned long failed;
 	unsigned int nr_succeeded;
@@ -724,7 +724,7 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 		nr_succeeded = 0;
 		migrate_pages(&rb->to_node[nid], rebalance_alloc_target, NULL,
 			      (unsigned long)&mtc, MIGRATE_SYNC,
-			      MR_MEMPOLICY_MBIND, &nr_succeeded);
+			      MR_MEMPOLICY_REBALANCE, &nr_succeeded);
 		rb->moved += nr_succeeded;
 		if (!list_empty(&rb->to_node[nid]))
 			putback_movable_pages(&rb->to_node[nid]);

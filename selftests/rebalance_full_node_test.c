@@ -136,13 +136,42 @@ static long bad_pages(char *p, size_t npages)
 	return bad;
 }
 
+/*
+ * Fill @node, under MPOL_BIND, down to LEAVE_ABOVE_LOW_KB above its low
+ * watermark.  Returns the filler mapping and its length in *@len, or NULL.
+ */
+static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
+{
+	unsigned long bind[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	long free_kb = node_free_kb(node), low_kb = node_low_kb(node);
+	char *filler;
+
+	if (low_kb <= 0 || free_kb <= low_kb + LEAVE_ABOVE_LOW_KB)
+		return NULL;
+	*len = (size_t)(free_kb - low_kb - LEAVE_ABOVE_LOW_KB) * 1024 /
+	       getpagesize() * getpagesize();
+	filler = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (filler == MAP_FAILED)
+		return NULL;
+	bwap_nodemask_set(bind, node);
+	if (madvise(filler, *len, MADV_NOHUGEPAGE) ||
+	    bwap_mbind(filler, *len, MPOL_BIND, bind, BWAP_MAX_NODES + 1, 0)) {
+		munmap(filler, *len);
+		return NULL;
+	}
+	memset(filler, 1, *len);
+	TH_LOG("node %d: %ld kB free, low watermark %ld kB, filled %zu kB",
+	       node, free_kb, low_kb, *len / 1024);
+	return filler;
+}
+
 TEST(full_destination_counts_its_shortfall_quietly)
 {
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned long bind[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
 	unsigned char w[BWAP_MAXNODE] = { 0 };
 	size_t psz = getpagesize(), len = NPAGES * psz, fill_len;
-	long counts[BWAP_MAX_NODES], free_kb, low_kb, failed, moved;
+	long counts[BWAP_MAX_NODES], failed, moved;
 	int nodes[BWAP_MAX_NODES], two[2], kmsg;
 	struct mpol_args args;
 	char *p, *filler;
@@ -165,21 +194,8 @@ TEST(full_destination_counts_its_shortfall_quietly)
 	ASSERT_EQ(NPAGES / 2, counts[two[0]]);
 	ASSERT_EQ(NPAGES / 2, counts[two[1]]);
 
-	/* Fill the second node down to LEAVE_ABOVE_LOW_KB above its low mark. */
-	free_kb = node_free_kb(two[1]);
-	low_kb = node_low_kb(two[1]);
-	ASSERT_LT(0, low_kb);
-	ASSERT_LT(low_kb + LEAVE_ABOVE_LOW_KB, free_kb);
-	fill_len = (size_t)(free_kb - low_kb - LEAVE_ABOVE_LOW_KB) * 1024 / psz * psz;
-	filler = mmap(NULL, fill_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, filler);
-	ASSERT_EQ(0, madvise(filler, fill_len, MADV_NOHUGEPAGE));
-	bwap_nodemask_set(bind, two[1]);
-	ASSERT_EQ(0, bwap_mbind(filler, fill_len, MPOL_BIND, bind, BWAP_MAX_NODES + 1, 0));
-	memset(filler, 1, fill_len);
-	TH_LOG("node %d: %ld kB free, low watermark %ld kB, filled %zu kB",
-	       two[1], free_kb, low_kb, fill_len / 1024);
+	filler = fill_node(_metadata, two[1], &fill_len);
+	ASSERT_NE(NULL, filler);
 
 	/* 1,31: the second node's share is 31744 pages, 15360 more. */
 	kmsg = kmsg_open_at_end();
@@ -202,6 +218,72 @@ TEST(full_destination_counts_its_shortfall_quietly)
 	close(kmsg);
 	munmap(filler, fill_len);
 	munmap(p, len);
+}
+
+/*
+ * The same with transparent huge pages: 64 of them at 1,1, then 1,63
+ * toward the full node, whose share is 63 of them: 31 more (62 MiB), for
+ * which it has no room.  A huge page whose destination has no room stays
+ * where it is, whole, and counts as not moved; none is split to move its
+ * base pages (migrate_pages() splits a large folio it cannot place unless
+ * the reason forbids it).
+ */
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+#define HUGE_PAGES 64
+#define HUGE_MOVE_WANTED (31 * 512)
+
+TEST(full_destination_keeps_huge_pages_whole)
+{
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[BWAP_MAXNODE] = { 0 };
+	size_t npages = HUGE_PAGES * 512, len = npages * getpagesize(), fill_len;
+	long counts[BWAP_MAX_NODES], failed, moved, huge_kb = len / 1024;
+	int nodes[BWAP_MAX_NODES], two[2], kmsg;
+	char saved[32], *p, *filler;
+	struct mpol_args args;
+
+	if (bwap_memory_nodes(nodes, BWAP_MAX_NODES) < 2)
+		SKIP(return, "Not enough NUMA nodes available (need 2)");
+	if (bwap_read_selected(THP_ENABLED, saved, sizeof(saved)))
+		SKIP(return, "No transparent huge pages (%s)", THP_ENABLED);
+	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, "madvise"));
+	two[0] = nodes[0];
+	two[1] = nodes[1];
+
+	p = bwap_map_hpage_aligned(len);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
+	w[two[0]] = 1;
+	w[two[1]] = 1;
+	bwap_wi_args(&args, mask, two, 2, w);
+	ASSERT_EQ(0, bwap_mbind2(p, len, &args, sizeof(args), 0));
+	fill_pages(p, npages);
+	ASSERT_EQ(huge_kb, bwap_anon_huge_kb(p)) TH_LOG("huge pages faulted");
+	ASSERT_EQ(0, bwap_count_pages_per_node(p, npages, counts));
+	ASSERT_EQ((long)npages / 2, counts[two[0]]);
+
+	filler = fill_node(_metadata, two[1], &fill_len);
+	ASSERT_NE(NULL, filler);
+	kmsg = kmsg_open_at_end();
+	ASSERT_LE(0, kmsg);
+	w[two[1]] = 63;
+	bwap_wi_args(&args, mask, two, 2, w);
+	failed = bwap_mbind2(p, len, &args, sizeof(args), MPOL_MF_REBALANCE);
+	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
+	ASSERT_EQ(0, bwap_count_pages_per_node(p, npages, counts));
+	moved = counts[two[1]] - (long)npages / 2;
+	TH_LOG("moved %ld, not moved %ld; AnonHugePages %ld kB of %ld",
+	       moved, failed, bwap_anon_huge_kb(p), huge_kb);
+	EXPECT_LT(0, failed);
+	EXPECT_EQ(HUGE_MOVE_WANTED, moved + failed);
+	EXPECT_EQ(0, moved % 512);
+	EXPECT_EQ(huge_kb, bwap_anon_huge_kb(p));
+	EXPECT_EQ(0, bad_pages(p, npages));
+	EXPECT_EQ(0, kmsg_count(kmsg, "page allocation failure"));
+	close(kmsg);
+	munmap(filler, fill_len);
+	munmap(p, len);
+	bwap_write_file(THP_ENABLED, saved);
 }
 
 TEST_HARNESS_MAIN
