@@ -17,12 +17,14 @@
 #include "numa_util.h"
 
 /*
- * 128 MiB of 4 KiB pages, at 1,1 and then 1,31: the full node's share
- * grows by 15360 pages (60 MiB), far more than it has free between its
- * low and min watermarks plus what its per-CPU lists hold.
+ * 256 MiB of 4 KiB pages, at 1,1 and then 1,63: the full node's share
+ * grows by 31744 pages (124 MiB), far more than it has free between its
+ * low and min watermarks, plus what its per-CPU lists hold, plus what
+ * reclaim can give back (KASAN's quarantine, up to 1/32 of memory, on the
+ * debug kernel).
  */
-#define NPAGES 32768
-#define MOVE_WANTED 15360
+#define NPAGES 65536
+#define MOVE_WANTED 31744
 /* What the filler leaves above the full node's low watermark. */
 #define LEAVE_ABOVE_LOW_KB (4 * 1024)
 
@@ -197,10 +199,10 @@ TEST(full_destination_counts_its_shortfall_quietly)
 	filler = fill_node(_metadata, two[1], &fill_len);
 	ASSERT_NE(NULL, filler);
 
-	/* 1,31: the second node's share is 31744 pages, 15360 more. */
+	/* 1,63: the second node's share is 64512 pages, 31744 more. */
 	kmsg = kmsg_open_at_end();
 	ASSERT_LE(0, kmsg);
-	w[two[1]] = 31;
+	w[two[1]] = 63;
 	bwap_wi_args(&args, mask, two, 2, w);
 	failed = bwap_mbind2(p, len, &args, sizeof(args), MPOL_MF_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
@@ -221,16 +223,16 @@ TEST(full_destination_counts_its_shortfall_quietly)
 }
 
 /*
- * The same with transparent huge pages: 64 of them at 1,1, then 1,63
- * toward the full node, whose share is 63 of them: 31 more (62 MiB), for
- * which it has no room.  A huge page whose destination has no room stays
+ * The same with transparent huge pages: 128 of them at 1,1, then 1,127
+ * toward the full node, whose share is 127 of them: 63 more (126 MiB),
+ * for which it has no room.  A huge page whose destination has no room stays
  * where it is, whole, and counts as not moved; none is split to move its
  * base pages (migrate_pages() splits a large folio it cannot place unless
  * the reason forbids it).
  */
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
-#define HUGE_PAGES 64
-#define HUGE_MOVE_WANTED (31 * 512)
+#define HUGE_PAGES 128
+#define HUGE_MOVE_WANTED (63 * 512)
 
 TEST(full_destination_keeps_huge_pages_whole)
 {
@@ -266,7 +268,7 @@ TEST(full_destination_keeps_huge_pages_whole)
 	ASSERT_NE(NULL, filler);
 	kmsg = kmsg_open_at_end();
 	ASSERT_LE(0, kmsg);
-	w[two[1]] = 63;
+	w[two[1]] = 127;
 	bwap_wi_args(&args, mask, two, 2, w);
 	failed = bwap_mbind2(p, len, &args, sizeof(args), MPOL_MF_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
