@@ -168,14 +168,25 @@ static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
 	return filler;
 }
 
-TEST(full_destination_counts_its_shortfall_quietly)
+/* mbind2 [@p, @p + @len) to weights 1,@w1 on nodes @two[0], @two[1]. */
+static long bind_two(char *p, size_t len, const int *two, int w1,
+		     unsigned int flags)
 {
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
 	unsigned char w[BWAP_MAXNODE] = { 0 };
+	struct mpol_args args;
+
+	w[two[0]] = 1;
+	w[two[1]] = w1;
+	bwap_wi_args(&args, mask, two, 2, w);
+	return bwap_mbind2(p, len, &args, sizeof(args), flags);
+}
+
+TEST(full_destination_counts_its_shortfall_quietly)
+{
 	size_t psz = getpagesize(), len = NPAGES * psz, fill_len;
 	long counts[BWAP_MAX_NODES], failed, moved;
 	int nodes[BWAP_MAX_NODES], two[2], kmsg;
-	struct mpol_args args;
 	char *p, *filler;
 
 	if (bwap_memory_nodes(nodes, BWAP_MAX_NODES) < 2)
@@ -187,10 +198,7 @@ TEST(full_destination_counts_its_shortfall_quietly)
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE));
-	w[two[0]] = 1;
-	w[two[1]] = 1;
-	bwap_wi_args(&args, mask, two, 2, w);
-	ASSERT_EQ(0, bwap_mbind2(p, len, &args, sizeof(args), 0));
+	ASSERT_EQ(0, bind_two(p, len, two, 1, 0));
 	fill_pages(p, NPAGES);
 	ASSERT_EQ(0, bwap_count_pages_per_node(p, NPAGES, counts));
 	ASSERT_EQ(NPAGES / 2, counts[two[0]]);
@@ -202,9 +210,7 @@ TEST(full_destination_counts_its_shortfall_quietly)
 	/* 1,63: the second node's share is 64512 pages, 31744 more. */
 	kmsg = kmsg_open_at_end();
 	ASSERT_LE(0, kmsg);
-	w[two[1]] = 63;
-	bwap_wi_args(&args, mask, two, 2, w);
-	failed = bwap_mbind2(p, len, &args, sizeof(args), MPOL_MF_REBALANCE);
+	failed = bind_two(p, len, two, 63, MPOL_MF_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
 	ASSERT_EQ(0, bwap_count_pages_per_node(p, NPAGES, counts));
 	moved = counts[two[1]] - NPAGES / 2;
@@ -238,13 +244,10 @@ TEST(full_destination_counts_its_shortfall_quietly)
 
 TEST(full_destination_keeps_huge_pages_whole)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE] = { 0 };
 	size_t npages = HUGE_PAGES * 512, len = npages * getpagesize(), fill_len;
 	long counts[BWAP_MAX_NODES], failed, moved, huge_kb = len / 1024;
 	int nodes[BWAP_MAX_NODES], two[2], kmsg;
 	char saved[32], *p, *filler;
-	struct mpol_args args;
 
 	if (bwap_memory_nodes(nodes, BWAP_MAX_NODES) < 2)
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
@@ -257,10 +260,7 @@ TEST(full_destination_keeps_huge_pages_whole)
 	p = bwap_map_hpage_aligned(len);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
-	w[two[0]] = 1;
-	w[two[1]] = 1;
-	bwap_wi_args(&args, mask, two, 2, w);
-	ASSERT_EQ(0, bwap_mbind2(p, len, &args, sizeof(args), 0));
+	ASSERT_EQ(0, bind_two(p, len, two, 1, 0));
 	fill_pages(p, npages);
 	ASSERT_EQ(huge_kb, bwap_anon_huge_kb(p)) TH_LOG("huge pages faulted");
 	ASSERT_EQ(0, bwap_count_pages_per_node(p, npages, counts));
@@ -270,9 +270,7 @@ TEST(full_destination_keeps_huge_pages_whole)
 	ASSERT_NE(NULL, filler);
 	kmsg = kmsg_open_at_end();
 	ASSERT_LE(0, kmsg);
-	w[two[1]] = 63;
-	bwap_wi_args(&args, mask, two, 2, w);
-	failed = bwap_mbind2(p, len, &args, sizeof(args), MPOL_MF_REBALANCE);
+	failed = bind_two(p, len, two, 63, MPOL_MF_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
 	ASSERT_EQ(0, bwap_count_pages_per_node(p, npages, counts));
 	moved = counts[two[1]] - (long)npages / 2;
