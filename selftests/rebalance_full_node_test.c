@@ -21,7 +21,7 @@
  * grows by 31744 pages (124 MiB), far more than it has free between its
  * low and min watermarks, plus what its per-CPU lists hold, plus what
  * reclaim can give back (KASAN's quarantine, up to 1/32 of memory, on the
- * debug kernel).
+ * debug kernel).  The test uses the two nodes with the most free memory.
  */
 #define NPAGES 65536
 #define MOVE_WANTED 31744
@@ -168,6 +168,33 @@ static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
 	return filler;
 }
 
+/*
+ * The two memory nodes with the most free memory, the roomier first, so
+ * that the 1,1 placement fits on both: the debug kernel's node 0 holds the
+ * kernel, its KASAN shadow and other tests' leftovers, and had too little
+ * left for its half.  Returns 0, or -1 with fewer than two nodes.
+ */
+static int roomiest_two(int *two)
+{
+	int nodes[BWAP_MAX_NODES], n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	long best[2] = { -1, -1 }, kb;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		kb = node_free_kb(nodes[i]);
+		if (kb > best[0]) {
+			best[1] = best[0];
+			two[1] = two[0];
+			best[0] = kb;
+			two[0] = nodes[i];
+		} else if (kb > best[1]) {
+			best[1] = kb;
+			two[1] = nodes[i];
+		}
+	}
+	return best[1] < 0 ? -1 : 0;
+}
+
 /* mbind2 [@p, @p + @len) to weights 1,@w1 on nodes @two[0], @two[1]. */
 static long bind_two(char *p, size_t len, const int *two, int w1,
 		     unsigned int flags)
@@ -186,15 +213,15 @@ TEST(full_destination_counts_its_shortfall_quietly)
 {
 	size_t psz = getpagesize(), len = NPAGES * psz, fill_len;
 	long counts[BWAP_MAX_NODES], failed, moved;
-	int nodes[BWAP_MAX_NODES], two[2], kmsg;
+	int two[2], kmsg;
 	char *p, *filler;
 
-	if (bwap_memory_nodes(nodes, BWAP_MAX_NODES) < 2)
+	if (roomiest_two(two))
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
-	two[0] = nodes[0];
-	two[1] = nodes[1];
+	TH_LOG("nodes %d and %d: %ld and %ld kB free", two[0], two[1],
+	       node_free_kb(two[0]), node_free_kb(two[1]));
 
-	/* 1,1: 4096 pages on each node. */
+	/* 1,1: 32768 pages on each node. */
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE));
@@ -233,10 +260,11 @@ TEST(full_destination_counts_its_shortfall_quietly)
  * toward the full node, whose share is 63 of them: 31 more (62 MiB),
  * more than it has room for on the kernels built here.  (On the debug
  * kernel, reclaim can empty KASAN's quarantine and make room for all of
- * them; a larger range does not fit beside the other tests' memory.)  A huge page whose destination has no room stays
- * where it is, whole, and counts as not moved; none is split to move its
- * base pages (migrate_pages() splits a large folio it cannot place unless
- * the reason forbids it).
+ * them; a larger range does not fit beside the other tests' memory.)
+ * A huge page whose destination has no room stays where it is, whole,
+ * and counts as not moved; none is split to move its base pages
+ * (migrate_pages() splits a large folio it cannot place unless the reason
+ * forbids it).
  */
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 #define HUGE_PAGES 64
@@ -246,16 +274,14 @@ TEST(full_destination_keeps_huge_pages_whole)
 {
 	size_t npages = HUGE_PAGES * 512, len = npages * getpagesize(), fill_len;
 	long counts[BWAP_MAX_NODES], failed, moved, huge_kb = len / 1024;
-	int nodes[BWAP_MAX_NODES], two[2], kmsg;
+	int two[2], kmsg;
 	char saved[32], *p, *filler;
 
-	if (bwap_memory_nodes(nodes, BWAP_MAX_NODES) < 2)
+	if (roomiest_two(two))
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
 	if (bwap_read_selected(THP_ENABLED, saved, sizeof(saved)))
 		SKIP(return, "No transparent huge pages (%s)", THP_ENABLED);
 	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, "madvise"));
-	two[0] = nodes[0];
-	two[1] = nodes[1];
 
 	p = bwap_map_hpage_aligned(len);
 	ASSERT_NE(NULL, p);
