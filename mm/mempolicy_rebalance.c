@@ -10,12 +10,16 @@
  * only off a node above its share and onto a node below it, so none moves
  * twice and none moves back.
  *
- * Each range under one policy is walked twice under mmap_write_lock():
+ * Each range under one policy is walked twice under mmap_read_lock():
  * the first walk counts resident pages per node, the second isolates just
  * enough folios from each node above its share, spread evenly over the
  * range so that it keeps the interleave layout (mpol_rebalance_pick()),
- * queued per destination.  The caller drops mmap_lock before
- * mpol_rebalance_finish() migrates them, as do_mbind() does.
+ * queued per destination.  The second walk stops at each batch of
+ * REBALANCE_BATCH pages; the caller drops mmap_lock, migrates the batch
+ * (mpol_rebalance_migrate()) and goes on from there.  So at most a batch
+ * of pages is off the LRU at any time, the target's mmap() and munmap()
+ * wait for one batch at most, and a fatal signal ends the call at the
+ * next batch.
  *
  * A large folio (THP) moves whole, never split, so the plan is made in
  * folio units (mpol_rebalance_split()): the large folios go where they
@@ -29,6 +33,7 @@
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
 #include <linux/pagewalk.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
 #include <linux/vmstat.h>
@@ -230,6 +235,9 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 			break;
 		}
 		large_to[best] += unit;
+		/* A range of a few TiB holds millions of huge pages. */
+		if (!(units % 1024))
+			cond_resched();
 	}
 
 	split_base(base, fixed, goal, large_to, base_to);
@@ -342,6 +350,7 @@ void mpol_rebalance_take(struct mpol_rebalance *rb,
 	c->target[src] -= pages;
 	c->target[dst] += pages;
 	rb->queued += pages;
+	rb->batch += pages;
 	rb->to_queue -= min_t(unsigned long, pages, rb->to_queue);
 }
 
@@ -493,6 +502,18 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 	mpol_rebalance_take(rb, c, src, dst, pages);
 }
 
+/*
+ * A positive value ends a walk: the second walk stops once the range's
+ * plan is all queued or a batch is full, and records where it stopped.
+ */
+static int rebalance_walk_stop(struct mpol_rebalance *rb, unsigned long addr)
+{
+	if (rb->counting)
+		return fatal_signal_pending(current) ? -EINTR : 0;
+	rb->resume = addr;
+	return !rb->to_queue || rb->batch >= REBALANCE_BATCH;
+}
+
 /* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
 static unsigned long folio_ptes_in_row(struct vm_area_struct *vma,
 				       struct folio *folio, pte_t *pte,
@@ -537,7 +558,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 			rebalance_folio(rb, folio,
 					(end - addr) >> PAGE_SHIFT, false);
 		spin_unlock(ptl);
-		return !rb->counting && !rb->to_queue;
+		return rebalance_walk_stop(rb, end);
 	}
 
 	mapped_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
@@ -548,7 +569,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	for (; addr != end; pte += nr, addr += nr * PAGE_SIZE) {
 		nr = 1;
-		if (!rb->counting && !rb->to_queue)
+		if (rebalance_walk_stop(rb, addr) > 0)
 			break;
 		ptent = ptep_get(pte);
 		if (!pte_present(ptent))
@@ -564,8 +585,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
-	/* Nothing left to queue: a positive value ends the second walk. */
-	return !rb->counting && !rb->to_queue;
+	return rebalance_walk_stop(rb, addr);
 }
 
 #ifdef CONFIG_HUGETLB_PAGE
@@ -584,7 +604,8 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 				(end - addr) >> PAGE_SHIFT,
 				hugetlb_pmd_shared(pte));
 	spin_unlock(ptl);
-	return !rb->counting && !rb->to_queue;
+	cond_resched();
+	return rebalance_walk_stop(rb, end);
 }
 #else
 #define rebalance_hugetlb_entry NULL
@@ -593,7 +614,7 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 static const struct mm_walk_ops rebalance_walk_ops = {
 	.pmd_entry = rebalance_pmd_entry,
 	.hugetlb_entry = rebalance_hugetlb_entry,
-	.walk_lock = PGWALK_WRLOCK,
+	.walk_lock = PGWALK_RDLOCK,
 };
 
 /* Start a plan for @c: its pages to send or take are @cur - @to. */
@@ -618,7 +639,7 @@ static void rebalance_class_clear(struct mpol_rebalance_class *c)
 }
 
 /**
- * mpol_rebalance_range - queue the pages that bring a range to its shares
+ * mpol_rebalance_plan - plan the moves that bring a range to its shares
  * @rb: state from mpol_rebalance_init()
  * @vma: the VMA, accepted by mpol_rebalance_vma_ok()
  * @start: start of the range in @vma
@@ -628,54 +649,95 @@ static void rebalance_class_clear(struct mpol_rebalance_class *c)
  *
  * Counts the resident pages of [@start, @end) per node and kind, works out
  * each node's share with mpol_rebalance_targets() and splits it between
- * large folios and base pages with mpol_rebalance_split().  Then isolates
- * just enough folios of each kind from nodes above their plan, spread over
- * the range, each queued for a node below its plan.  [@start, @end) must
- * be under one policy.
+ * large folios and base pages with mpol_rebalance_split().  On return
+ * @rb->to_queue pages are to be queued by mpol_rebalance_queue().
+ * [@start, @end) must be under one policy.
  *
- * Context: mmap_write_lock() held, so the VMA stays and no fault adds
- * pages between the two walks.  Reclaim, truncation or collapse can still
- * remove some; then fewer pages move than were counted as needed, and the
- * difference is reported as not moved.
+ * Context: mmap_read_lock() held, so the VMA stays.  Faults, reclaim,
+ * truncation or collapse can still add or remove pages before they are
+ * queued: a page added is queued only if its node has surplus left, and
+ * the pages counted as needed that are gone are reported as not moved.
+ * Return: 0, or -EINTR if a fatal signal is pending.
  */
-void mpol_rebalance_range(struct mpol_rebalance *rb,
-			  struct vm_area_struct *vma, unsigned long start,
-			  unsigned long end, const nodemask_t *nodes,
-			  const u8 *weight)
+int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
+			unsigned long start, unsigned long end,
+			const nodemask_t *nodes, const u8 *weight)
 {
 	unsigned long total = 0, needed;
-	int nid;
+	int nid, err;
 
-	mmap_assert_write_locked(vma->vm_mm);
+	mmap_assert_locked(vma->vm_mm);
 	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
 	memset(rb->fixed, 0, nr_node_ids * sizeof(*rb->fixed));
 	rebalance_class_clear(&rb->base);
 	rebalance_class_clear(&rb->large);
 	rb->unit = 0;
+	rb->to_queue = 0;
 	rb->counting = true;
-	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
+	err = walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
+	if (err)
+		return err;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		total += rb->cur[nid];
 	if (!total)
-		return;
+		return 0;
 
 	/*
 	 * No node of the nodemask in effect has a weight left (a cpuset can
 	 * leave only nodes of weight 0): there is nowhere to move pages to.
 	 */
 	if (!mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal))
-		return;
+		return 0;
 	mpol_rebalance_split(rb->unit, rb->base.cur, rb->large.cur, rb->fixed,
 			     rb->goal, rb->base.target, rb->large.target);
 	needed = rebalance_class_plan(&rb->base) +
 		 rebalance_class_plan(&rb->large);
 	rb->needed += needed;
-	if (!needed)
-		return;
-
-	rb->counting = false;
 	rb->to_queue = needed;
+	return 0;
+}
+
+/**
+ * mpol_rebalance_queue - isolate the next batch of a range's planned moves
+ * @rb: state with a plan from mpol_rebalance_plan()
+ * @vma: the VMA of the plan, or the one now at @start (see below)
+ * @start: where to go on: the start of the planned range, or
+ *	@rb->resume after the previous batch
+ * @end: end of the planned range in @vma
+ *
+ * Walks from @start, isolating folios from nodes above their plan, spread
+ * over the range, each queued for a node below its plan, until the plan is
+ * all queued, @end is reached, or @rb holds REBALANCE_BATCH pages.  Then
+ * @rb->resume is where the walk stopped.  Between batches mmap_lock may be
+ * dropped, as long as the caller checks that the rest of the range still
+ * has the plan's policy and shares.
+ *
+ * Context: mmap_read_lock() held.
+ */
+void mpol_rebalance_queue(struct mpol_rebalance *rb,
+			  struct vm_area_struct *vma, unsigned long start,
+			  unsigned long end)
+{
+	mmap_assert_locked(vma->vm_mm);
+	rb->resume = end;
+	if (!rb->to_queue)
+		return;
+	rb->counting = false;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
+}
+
+/**
+ * mpol_rebalance_drop - give up what a range's plan has left to queue
+ * @rb: state with a plan from mpol_rebalance_plan()
+ *
+ * For a range whose policy, shares or mapping changed while mmap_lock was
+ * dropped between batches: its pages now follow what changed them, and the
+ * pages its old plan had left are neither moved nor counted as not moved.
+ */
+void mpol_rebalance_drop(struct mpol_rebalance *rb)
+{
+	rb->needed -= min(rb->to_queue, rb->needed);
+	rb->to_queue = 0;
 }
 
 /*
@@ -695,13 +757,16 @@ static struct folio *rebalance_alloc_target(struct folio *src,
 }
 
 /**
- * mpol_rebalance_finish - migrate the queued folios and account the call
- * @rb: state from mpol_rebalance_init(), freed here
+ * mpol_rebalance_migrate - migrate the folios queued so far
+ * @rb: state from mpol_rebalance_init()
+ *
+ * With a fatal signal pending the folios go back where they were instead,
+ * so that a killed caller returns promptly.
  *
  * Context: process context, mmap_lock not held.
- * Return: the pages that had to move but did not.
+ * Return: 0, or -EINTR if a fatal signal is pending.
  */
-unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
+int mpol_rebalance_migrate(struct mpol_rebalance *rb)
 {
 	/*
 	 * A full destination is expected and counted in the return value,
@@ -713,27 +778,51 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 			    __GFP_NOWARN | __GFP_NORETRY,
 		.reason = MR_MEMPOLICY_REBALANCE,
 	};
-	unsigned long failed;
+	bool killed = fatal_signal_pending(current);
 	unsigned int nr_succeeded;
 	int nid;
 
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		if (list_empty(&rb->to_node[nid]))
 			continue;
-		mtc.nid = nid;
-		nr_succeeded = 0;
-		migrate_pages(&rb->to_node[nid], rebalance_alloc_target, NULL,
-			      (unsigned long)&mtc, MIGRATE_SYNC,
-			      MR_MEMPOLICY_REBALANCE, &nr_succeeded);
-		rb->moved += nr_succeeded;
+		if (!killed) {
+			mtc.nid = nid;
+			nr_succeeded = 0;
+			migrate_pages(&rb->to_node[nid], rebalance_alloc_target,
+				      NULL, (unsigned long)&mtc, MIGRATE_SYNC,
+				      MR_MEMPOLICY_REBALANCE, &nr_succeeded);
+			rb->moved += nr_succeeded;
+			/* Counted as it goes: a long call shows its progress. */
+			count_vm_events(NUMA_REBALANCE_MOVED, nr_succeeded);
+		}
 		if (!list_empty(&rb->to_node[nid]))
 			putback_movable_pages(&rb->to_node[nid]);
 	}
+	if (!killed)
+		rb->tried += rb->batch;
+	rb->batch = 0;
+	cond_resched();
+	return fatal_signal_pending(current) ? -EINTR : 0;
+}
+
+/**
+ * mpol_rebalance_finish - migrate what is queued and account the call
+ * @rb: state from mpol_rebalance_init(), freed here
+ *
+ * Context: process context, mmap_lock not held.
+ * Return: the pages that had to move but did not.  After a fatal signal,
+ * only the pages it tried to move count.
+ */
+unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
+{
+	unsigned long failed;
+
+	if (mpol_rebalance_migrate(rb))
+		rb->needed = rb->tried;
 	lru_cache_enable();
 
 	failed = rb->needed - min(rb->moved, rb->needed);
 	count_vm_events(NUMA_REBALANCE_SCANNED, rb->scanned);
-	count_vm_events(NUMA_REBALANCE_MOVED, rb->moved);
 	count_vm_events(NUMA_REBALANCE_FAILED, failed);
 
 	mpol_rebalance_free(rb);

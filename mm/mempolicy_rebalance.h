@@ -13,6 +13,13 @@
 
 struct vm_area_struct;
 
+/*
+ * Pages isolated before they are migrated, as migrate_pages() batches
+ * them: what one batch holds off the LRU, and about what mmap() and
+ * munmap() of the target wait for.
+ */
+#define REBALANCE_BATCH 512
+
 /**
  * struct mpol_rebalance_class - the plan for one kind of folio in a range
  * @cur: per-node pages of this kind in the range
@@ -39,9 +46,12 @@ struct mpol_rebalance_class {
  * @needed: pages the plans of the ranges move: sum over ranges and
  *	nodes of the positive shares of both classes
  * @queued: pages isolated and queued for migration
+ * @batch: pages queued since the last mpol_rebalance_migrate()
+ * @tried: pages handed to migrate_pages()
  * @moved: pages migrated
  * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
+ * @resume: where the second walk stopped
  * @unit: pages in the large folios planned in the range being handled
  *	(the largest size there, fully mapped in it), 0 if it has none
  * @cur: per-node resident pages of the range, of every kind
@@ -54,15 +64,20 @@ struct mpol_rebalance_class {
  * @counting: true in the first walk over a range, false in the second
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
- * mpol_rebalance_finish() once the caller has dropped mmap_lock.
+ * mpol_rebalance_migrate() once the caller has dropped mmap_lock, at the
+ * latest when @batch reaches REBALANCE_BATCH.  The state belongs to the
+ * one call that set it up: no lock protects it.
  */
 struct mpol_rebalance {
 	unsigned long flags;
 	unsigned long scanned;
 	unsigned long needed;
 	unsigned long queued;
+	unsigned long batch;
+	unsigned long tried;
 	unsigned long moved;
 	unsigned long to_queue;
+	unsigned long resume;
 	unsigned long unit;
 	unsigned long *cur;
 	unsigned long *fixed;
@@ -89,10 +104,14 @@ void mpol_rebalance_take(struct mpol_rebalance *rb,
 
 int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags);
 bool mpol_rebalance_vma_ok(struct vm_area_struct *vma);
-void mpol_rebalance_range(struct mpol_rebalance *rb,
+int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
+			unsigned long start, unsigned long end,
+			const nodemask_t *nodes, const u8 *weight);
+void mpol_rebalance_queue(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
-			  unsigned long end, const nodemask_t *nodes,
-			  const u8 *weight);
+			  unsigned long end);
+void mpol_rebalance_drop(struct mpol_rebalance *rb);
+int mpol_rebalance_migrate(struct mpol_rebalance *rb);
 unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb);
 
 #endif /* _MM_MEMPOLICY_REBALANCE_H */

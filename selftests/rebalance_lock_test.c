@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A process-wide rebalance must not hold its target's pages, or its
+ * address space, for the whole call, and must end when its caller is
+ * killed.
+ *
+ * process_mpol_reweight(MPOL_MF_REBALANCE) of 256 MiB moves tens of
+ * thousands of pages.  It takes mmap_lock for writing only to swap the
+ * weight tables, walks under the read lock, and drops even that to
+ * migrate each batch of isolated folios before it isolates the next: at no
+ * time are more than a batch of pages off the LRU, and another thread of
+ * the target that maps and unmaps in a loop goes on through the call (its
+ * longest stall is logged).  A fatal signal ends the call at the next
+ * batch, with the batches already migrated counted and nothing left
+ * isolated.
+ * Needs two memory nodes; SKIPs with fewer.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "numa_util.h"
+
+#define NPAGES 65536	/* 256 MiB of 4 KiB pages */
+#define REBALANCE_BATCH 512	/* pages the kernel isolates at a time */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct target {
+	int nodes[BWAP_MAX_NODES], nr;
+	unsigned char w[BWAP_MAXNODE];	/* the weights the call sets */
+	long goal[BWAP_MAX_NODES];	/* pages of nodes[i] after the call */
+	long want;			/* pages the call must move */
+	char *p;
+};
+
+/*
+ * NPAGES base pages under a VMA policy of weighted interleave 1,...,1 over
+ * every memory node (its own policy keeps the VMA from merging with any
+ * other, and the rest of the process has none to rebalance to).  The call
+ * then asks for 1,...,1,3: the last node's share grows from 1/n to
+ * 3/(n + 2).
+ */
+static int target_setup(struct __test_metadata *_metadata, struct target *t)
+{
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w1[BWAP_MAXNODE] = { 0 };
+	unsigned char lw[BWAP_MAX_NODES];
+	long cur[BWAP_MAX_NODES];
+	size_t len = (size_t)NPAGES * getpagesize();
+	struct mpol_args args;
+	int i;
+
+	t->nr = bwap_memory_nodes(t->nodes, BWAP_MAX_NODES);
+	if (t->nr < 2)
+		return -1;
+	memset(t->w, 0, sizeof(t->w));
+	for (i = 0; i < t->nr; i++) {
+		w1[t->nodes[i]] = 1;
+		t->w[t->nodes[i]] = i == t->nr - 1 ? 3 : 1;
+	}
+	t->p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_NE(MAP_FAILED, t->p);
+	EXPECT_EQ(0, madvise(t->p, len, MADV_NOHUGEPAGE));
+	bwap_wi_args(&args, mask, t->nodes, t->nr, w1);
+	EXPECT_EQ(0, bwap_mbind2(t->p, len, &args, sizeof(args), 0));
+	bwap_touch_pages(t->p, NPAGES);
+
+	/* What the call must move: the last node's gain, from exact counts. */
+	EXPECT_EQ(0, bwap_count_pages_per_node(t->p, NPAGES, cur));
+	for (i = 0; i < t->nr; i++) {
+		lw[i] = t->w[t->nodes[i]];
+		cur[i] = cur[t->nodes[i]];
+	}
+	bwap_lr_targets(NPAGES, cur, lw, t->nr, t->goal);
+	t->want = 0;
+	for (i = 0; i < t->nr; i++)
+		if (t->goal[i] > cur[i])
+			t->want += t->goal[i] - cur[i];
+	return 0;
+}
+
+/* A thread of the target that maps and unmaps one page until told to stop. */
+struct racer {
+	pthread_t thread;
+	atomic_long done;		/* mmap/munmap pairs completed */
+	atomic_int stop;
+	atomic_int in_call;		/* set by the main thread around the call */
+	double longest;			/* longest pair that overlapped the call */
+	long isolated;			/* most nr_isolated_anon seen in the call */
+};
+
+static void *racer_run(void *arg)
+{
+	struct racer *r = arg;
+	double before, after;
+	long isolated;
+	int overlap;
+	void *m;
+
+	while (!atomic_load(&r->stop)) {
+		overlap = atomic_load(&r->in_call);
+		before = now_s();
+		m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED)
+			munmap(m, 4096);
+		after = now_s();
+		overlap |= atomic_load(&r->in_call);
+		atomic_fetch_add(&r->done, 1);
+		if (!overlap)
+			continue;
+		if (after - before > r->longest)
+			r->longest = after - before;
+		isolated = bwap_vmstat("nr_isolated_anon");
+		if (isolated > r->isolated)
+			r->isolated = isolated;
+	}
+	return NULL;
+}
+
+TEST(isolates_and_migrates_a_batch_at_a_time)
+{
+	long counts[BWAP_MAX_NODES], during, ret;
+	struct bwap_rebalance_stat s0, s1;
+	struct racer r = { 0 };
+	double t0, took;
+	struct target t;
+	int pidfd, i;
+
+	if (target_setup(_metadata, &t))
+		SKIP(return, "Not enough NUMA nodes available (need 2)");
+	pidfd = bwap_pidfd_open(getpid());
+	ASSERT_LE(0, pidfd);
+
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, racer_run, &r));
+	/* The racer is in its loop before the call starts. */
+	while (atomic_load(&r.done) < 2)
+		;
+	bwap_rebalance_stat_read(&s0);
+	during = atomic_load(&r.done);
+	atomic_store(&r.in_call, 1);
+	t0 = now_s();
+	ret = bwap_reweight(pidfd, t.w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+	took = now_s() - t0;
+	atomic_store(&r.in_call, 0);
+	during = atomic_load(&r.done) - during;
+	atomic_store(&r.stop, 1);
+	ASSERT_EQ(0, pthread_join(r.thread, NULL));
+	bwap_rebalance_stat_read(&s1);
+
+	ASSERT_EQ(0, ret) TH_LOG("process_mpol_reweight: %s", strerror(errno));
+	TH_LOG("%ld pages moved in %.3f s, at most %ld isolated at once; the other thread made %ld mmap/munmap pairs meanwhile, the longest %.1f%% of the call",
+	       s1.moved - s0.moved, took, r.isolated, during,
+	       100.0 * r.longest / took);
+	EXPECT_EQ(t.want, s1.moved - s0.moved);
+	/*
+	 * Folios are isolated and migrated a batch at a time, not all before
+	 * the first migrates.  The sampled count lags by the per-CPU deltas
+	 * vmstat has not folded yet, at most a few hundred pages here.
+	 */
+	EXPECT_GT(REBALANCE_BATCH + 1024, r.isolated);
+	ASSERT_EQ(0, bwap_count_pages_per_node(t.p, NPAGES, counts));
+	for (i = 0; i < t.nr; i++)
+		EXPECT_EQ(t.goal[i], counts[t.nodes[i]]) TH_LOG("node %d", t.nodes[i]);
+	close(pidfd);
+	munmap(t.p, (size_t)NPAGES * getpagesize());
+}
+
+TEST(kill_ends_the_call_at_a_batch)
+{
+	long moved0, moved, isolated, want;
+	int ready[2], status;
+	double killed, reaped;
+	struct target t;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int pidfd;
+
+		if (target_setup(_metadata, &t))
+			_exit(4);
+		pidfd = bwap_pidfd_open(getpid());
+		if (pidfd < 0 ||
+		    write(ready[1], &t.want, sizeof(t.want)) != sizeof(t.want))
+			_exit(3);
+		bwap_reweight(pidfd, t.w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		/* Not reached if the kill ends the call first. */
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &want, sizeof(want)) != sizeof(want)) {
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
+			SKIP(return, "Not enough NUMA nodes available (need 2)");
+		ASSERT_TRUE(0) TH_LOG("child failed before the call: %#x", status);
+	}
+	/*
+	 * Kill the caller once the first pages have moved: the call counts
+	 * each batch as it migrates, so that is mid-call.  (A call that
+	 * migrated everything at the end would show it only when done.)
+	 */
+	moved0 = bwap_vmstat("numa_rebalance_moved");
+	while (bwap_vmstat("numa_rebalance_moved") == moved0 &&
+	       waitpid(pid, &status, WNOHANG) == 0)
+		;
+	killed = now_s();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	reaped = now_s();
+	moved = bwap_vmstat("numa_rebalance_moved") - moved0;
+	/* Fold the per-CPU deltas, so that the count is exact. */
+	ASSERT_EQ(0, bwap_write_file("/proc/sys/vm/stat_refresh", "1"));
+	isolated = bwap_vmstat("nr_isolated_anon");
+	TH_LOG("killed after the first batch: %ld of %ld pages moved, reaped %.3f s after the kill",
+	       moved, want, reaped - killed);
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child status %#x", status);
+	EXPECT_EQ(SIGKILL, WTERMSIG(status));
+	/* The kill ended the call: 16384 pages are due on four nodes. */
+	EXPECT_LT(0, moved);
+	EXPECT_GT(want, moved);
+	/* Nothing is left off the LRU by the call it ended. */
+	EXPECT_EQ(0, isolated);
+	close(ready[0]);
+}
+
+TEST_HARNESS_MAIN
