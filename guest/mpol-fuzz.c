@@ -518,7 +518,9 @@ static void build_args(struct built_args *b, int for_get)
 	else if (chance(50))
 		a->mode_flags = PICK(((const unsigned short[]){
 			MPOL_F_STATIC_NODES, MPOL_F_RELATIVE_NODES, MPOL_F_NUMA_BALANCING,
-			MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES }));
+			MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES,
+			MPOL_F_HOME_NODE, MPOL_F_GLOBAL_WEIGHTS,
+			MPOL_F_HOME_NODE | MPOL_F_STATIC_NODES }));
 	else
 		a->mode_flags = chance(70) ? 1U << below(16) : (unsigned short)rnd();
 	a->home_node = !ODD(30) ? -1 : chance(70) ? PICK(homes) :

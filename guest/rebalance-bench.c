@@ -622,6 +622,43 @@ static void *faulter_main(void *arg)
 }
 
 /*
+ * A thread that maps and unmaps one page in a loop on CPU 2: mmap(2) and
+ * munmap(2) take mmap_lock for writing, so its longest gap during the call
+ * is the longest the call kept the address space from changing.
+ */
+struct mapper {
+	volatile int run, in_call;
+	volatile long pairs, pairs_in_call;
+	long long gap_in_call;
+};
+
+static void *mapper_main(void *arg)
+{
+	struct mapper *m = arg;
+	long long last = now_ns(), t;
+	cpu_set_t cpus;
+	void *q;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(2, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	while (m->run) {
+		q = mmap(NULL, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (q != MAP_FAILED)
+			munmap(q, PG);
+		t = now_ns();
+		if (m->in_call) {
+			m->pairs_in_call++;
+			if (t - last > m->gap_in_call)
+				m->gap_in_call = t - last;
+		}
+		last = t;
+		m->pairs++;
+	}
+	return NULL;
+}
+
+/*
  * One table of the sweep, base pages or (with thp set) 2 MiB THPs:
  * appends each size's kernel / user-space ratio to @ratios.  Returns 0 if
  * a rebalance left pages or the two moved different amounts.
@@ -684,8 +721,8 @@ static int sweep_table(long max_mib, const unsigned char *from,
  * Size sweep from 16 MiB to @max_mib resident, 1,1,1,1 -> 4,2,1,1, in
  * base pages and in THPs: the kernel's rebalance per page scanned and per
  * page moved, against the user-space equivalent and its move alone; then,
- * at the largest size, the longest stall of a thread faulting on another
- * VMA during the call.
+ * at the largest size, the longest stalls of a thread faulting on another
+ * VMA and of one mapping and unmapping during the call.
  */
 static int sweep(long max_mib)
 {
@@ -747,10 +784,14 @@ static int sweep(long max_mib)
 		ok = ok && ratios[nbase - 1] <= 0.8 && ratios[nratios - 1] <= 0.8;
 	}
 
-	/* The stall: a thread faulting on another VMA during the largest call. */
+	/*
+	 * The stalls: a thread faulting on another VMA, and one mapping and
+	 * unmapping, during the largest call.
+	 */
 	{
 		struct faulter f = { .run = 1 };
-		pthread_t t;
+		struct mapper m = { .run = 1 };
+		pthread_t t, tm;
 		long long t0, tk;
 		char *p;
 
@@ -762,22 +803,27 @@ static int sweep(long max_mib)
 		madvise(f.buf, f.npages * PG, MADV_NOHUGEPAGE);
 		npages = max_mib * (1L << 20) / PG;
 		p = start_state(w1111);
-		if (pthread_create(&t, NULL, faulter_main, &f))
+		if (pthread_create(&t, NULL, faulter_main, &f) ||
+		    pthread_create(&tm, NULL, mapper_main, &m))
 			die("pthread_create: %s", strerror(errno));
 		/* Let it fault a while first, for its gap when nothing else runs. */
-		while (f.faults < 20000)
+		while (f.faults < 20000 || m.pairs < 100)
 			;
 		/* Recycle its range now, so it has fresh pages through the call. */
 		f.rearm = 1;
 		while (f.rearm)
 			;
 		f.in_call = 1;
+		m.in_call = 1;
 		t0 = now_ns();
 		bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 		tk = now_ns() - t0;
 		f.in_call = 0;
+		m.in_call = 0;
 		f.run = 0;
+		m.run = 0;
 		pthread_join(t, NULL);
+		pthread_join(tm, NULL);
 		end_state(p);
 		munmap(f.buf, f.npages * PG);
 		printf("#\n# A thread faulting on another VMA (CPU 1) during the %ld MiB call:\n", max_mib);
@@ -785,7 +831,11 @@ static int sweep(long max_mib)
 		       "#   longest gap between its faults before the call %lld\n",
 		       tk, f.faults_in_call, f.gap_in_call, 100.0 * f.gap_in_call / tk,
 		       f.exhausted ? ", ran out of fresh pages" : "", f.gap_idle);
-		if (!f.faults_in_call || f.gap_in_call * 2 > tk)
+		printf("# A thread mapping and unmapping a page (CPU 2) during the same call:\n"
+		       "#   mmap+munmap pairs during it %ld, longest stall %lld (%.2f%% of the call)\n",
+		       m.pairs_in_call, m.gap_in_call, 100.0 * m.gap_in_call / tk);
+		if (!f.faults_in_call || f.gap_in_call * 2 > tk ||
+		    !m.pairs_in_call || m.gap_in_call * 2 > tk)
 			ok = 0;
 	}
 	return ok;
@@ -895,7 +945,8 @@ static void usage(FILE *out)
 "                  32 MiB, ... up to MAX_MIB (16..65536) resident, per page\n"
 "                  scanned and moved, against a user-space equivalent\n"
 "                  (move_pages(2) query, same plan, move_pages(2)); then the\n"
-"                  longest stall of a thread faulting during the largest call\n"
+"                  longest stalls of a thread faulting and of one mapping and\n"
+"                  unmapping during the largest call\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)

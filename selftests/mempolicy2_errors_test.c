@@ -160,18 +160,36 @@ BAD(set_maxnodes_zero, SET, EINVAL) { c->args->pol_maxnodes = 0; }
 BAD(set_maxnodes_one, SET, EINVAL) { c->args->pol_maxnodes = 1; }
 BAD(set_node_not_in_cpuset, SET, EINVAL) { bwap_nodemask_set(c->mask, c->nr_nodes); }
 BAD(set_unknown_syscall_flags, SET, EINVAL) { c->flags = 1; }
-BAD(set_unknown_mode_flag, SET, EINVAL) { c->args->mode_flags = 1 << 12; }
+BAD(set_unknown_mode_flag, SET, EINVAL) { c->args->mode_flags = 1 << 10; }
 BAD(set_static_and_relative, SET, EINVAL)
 {
 	c->args->mode_flags = MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES;
 }
 BAD(set_relative_nodes_with_weights, SET, EINVAL) { c->args->mode_flags = MPOL_F_RELATIVE_NODES; }
-BAD(set_home_node_with_weighted_interleave, SET, EINVAL) { c->args->home_node = 0; }
+BAD(set_home_node_with_weighted_interleave, SET, EINVAL)
+{
+	c->args->mode_flags = MPOL_F_HOME_NODE;
+	c->args->home_node = 0;
+}
 BAD(set_home_node_impossible, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
+	c->args->mode_flags = MPOL_F_HOME_NODE;
 	c->args->il_weights = 0;
 	c->args->home_node = 1000;
+}
+BAD(set_home_node_flag_with_no_node, SET, EINVAL)
+{
+	c->args->mode = MPOL_BIND;
+	c->args->mode_flags = MPOL_F_HOME_NODE;
+	c->args->il_weights = 0;
+	c->args->home_node = -1;
+}
+BAD(set_global_weights_flag_with_bind, SET, EINVAL)
+{
+	c->args->mode = MPOL_BIND;
+	c->args->mode_flags = MPOL_F_GLOBAL_WEIGHTS;
+	c->args->il_weights = 0;
 }
 BAD(set_size_below_ver0, SET, EINVAL) { c->size = 16; }
 BAD(set_size_larger_with_nonzero_tail, SET, E2BIG)

@@ -5,9 +5,15 @@
  * shares, each into a free huge page of the destination node's pool.
  * Rebalance never allocates a fresh huge page: where the destination pool
  * is empty the folios stay, their pages are returned as not moved, the
- * pools keep their sizes and no data is lost.  Each node's pool is set
- * through /sys/devices/system/node/nodeN/hugepages/ and restored after.
+ * pools keep their sizes and no data is lost.  Nor does it take the free
+ * huge pages a reservation may need: another process's reserved, not yet
+ * faulted huge pages, bound to the destination node, still fault there.
+ * Each node's pool is set through /sys/devices/system/node/nodeN/hugepages/
+ * and restored after.
  */
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "kselftest_harness.h"
 #include "numa_util.h"
 
@@ -203,6 +209,66 @@ TEST_F(hugetlb, empty_destination_pool_leaves_folios_in_place)
 	expect_data(_metadata, self);
 	EXPECT_EQ(0, pool_get(self->nodes[3], "nr_hugepages"));
 	EXPECT_EQ(POOL - 8, pool_get(self->nodes[0], "free_hugepages"));
+}
+
+/*
+ * Process B maps 4 huge pages bound to node 3 (MPOL_BIND), which reserves
+ * them, and does not fault them yet; node 3's pool holds exactly 4.  A
+ * rebalance of 8/4/4/0 to 1,1,1,1 would send 4 huge pages to node 3.
+ * Reservations are counted for the whole hstate, not per node, so the
+ * rebalance must leave node 3 as many free huge pages as are reserved:
+ * its 4 huge pages stay (2048 pages not moved) and B then faults all of
+ * its pages on node 3, where taking them would have killed it with
+ * SIGBUS.
+ */
+TEST_F(hugetlb, reserved_pages_of_a_bound_process_stay_free)
+{
+	static const long faulted[4] = { 8, 4, 4, 0 };
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	int go[2], ready[2], status, i;
+	long left, counts[BWAP_MAX_NODES];
+	char c = 0, *b;
+	pid_t pid;
+
+	ASSERT_EQ(0, pool_set(self->nodes[3], 4));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		b = mmap(NULL, 4 * HPAGE_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		bwap_nodemask_set(mask, self->nodes[3]);
+		if (b == MAP_FAILED ||
+		    bwap_mbind(b, 4 * HPAGE_SIZE, MPOL_BIND, mask, BWAP_MAX_NODES + 1, 0))
+			_exit(3);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (i = 0; i < 4; i++)
+			memset(b + i * HPAGE_SIZE, 0x70 + i, HPAGE_SIZE);
+		if (bwap_count_pages_per_node(b, 4 * HPAGE_PAGES, counts) ||
+		    counts[self->nodes[3]] != 4 * HPAGE_PAGES)
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+
+	fault_huge(_metadata, self, w2110);
+	expect_huge(_metadata, self, faulted, "faulted");
+	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
+	EXPECT_EQ(4 * HPAGE_PAGES, left);
+	expect_huge(_metadata, self, faulted, "after");
+	EXPECT_EQ(4, pool_get(self->nodes[3], "free_hugepages"));
+
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status))
+		TH_LOG("process B died of signal %d faulting its reserved huge pages",
+		       WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	/* 0: B found its 4 huge pages on node 3; they are free again now. */
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(4, pool_get(self->nodes[3], "free_hugepages"));
+	expect_data(_metadata, self);
 }
 
 TEST_HARNESS_MAIN

@@ -116,11 +116,13 @@ TEST_F(query, bind_home_node_round_trip)
 	struct bwap_policy r;
 
 	self->args.mode = MPOL_BIND;
+	self->args.mode_flags = MPOL_F_HOME_NODE;
 	self->args.il_weights = 0;
 	self->args.home_node = self->nodes[1];
 	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_BIND, r.args.mode);
+	EXPECT_EQ(MPOL_F_HOME_NODE, r.args.mode_flags);
 	EXPECT_EQ(self->nodes[1], r.args.home_node);
 	EXPECT_EQ(0, memcmp(r.mask, self->mask, sizeof(r.mask)));
 }
@@ -204,6 +206,74 @@ TEST_F(query, shmem_split_range_keeps_own_weights_copy)
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 		munmap(buf, len);
 	}
+}
+
+/*
+ * Zero means default: a zeroed home_node is no home node unless
+ * MPOL_F_HOME_NODE says it is set (home_node 0 would otherwise be node 0
+ * for BIND, and an error for the other modes).
+ */
+TEST_F(query, zeroed_home_node_is_no_home_node)
+{
+	struct bwap_policy r;
+
+	self->args.mode = MPOL_BIND;
+	self->args.il_weights = 0;
+	self->args.home_node = 0;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	EXPECT_EQ(MPOL_BIND, r.args.mode);
+	EXPECT_EQ(0, r.args.mode_flags);
+	EXPECT_EQ(-1, r.args.home_node);
+
+	/* Any mode: without the flag the field is not read at all. */
+	self->args.mode = MPOL_WEIGHTED_INTERLEAVE;
+	self->args.il_weights = (unsigned long)self->w;
+	self->args.home_node = 12345;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	EXPECT_EQ(-1, r.args.home_node);
+}
+
+/*
+ * get_mempolicy2() says that a weighted-interleave policy follows the
+ * global weights (MPOL_F_GLOBAL_WEIGHTS), and handing what it returned to
+ * set_mempolicy2() keeps the policy global: a later sysfs change still
+ * shows, which it would not if the returned weights became its own.
+ */
+TEST_F(query, global_weights_survive_a_get_then_set)
+{
+	unsigned char want[BWAP_MAXNODE] = { 0 };
+	struct bwap_policy r, again;
+	int i;
+
+	for (i = 0; i < self->nr_nodes; i++) {
+		ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[i], 3 + i));
+		want[self->nodes[i]] = 3 + i;
+	}
+	self->args.il_weights = 0;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	EXPECT_EQ(MPOL_F_GLOBAL_WEIGHTS, r.args.mode_flags);
+	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
+
+	/* Set back exactly what came out (il_weights points at the copy). */
+	ASSERT_EQ(0, bwap_set_mempolicy2(&r.args, sizeof(r.args), 0));
+	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 99));
+	want[self->nodes[0]] = 99;
+	ASSERT_EQ(0, bwap_read_policy(&again, NULL));
+	EXPECT_EQ(MPOL_F_GLOBAL_WEIGHTS, again.args.mode_flags);
+	EXPECT_EQ(0, memcmp(again.w, want, sizeof(again.w)));
+
+	/* A policy with weights of its own reads back without the flag. */
+	self->args.il_weights = (unsigned long)self->w;
+	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, bwap_read_policy(&again, NULL));
+	EXPECT_EQ(0, again.args.mode_flags);
+	ASSERT_EQ(0, bwap_set_mempolicy2(&again.args, sizeof(again.args), 0));
+	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 50));
+	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 }
 
 TEST_HARNESS_MAIN

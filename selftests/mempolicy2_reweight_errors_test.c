@@ -518,7 +518,7 @@ TEST(relative_nodes_policy_einval)
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, bwap_read_policy(&after, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, after.args.mode);
-	EXPECT_EQ(MPOL_F_RELATIVE_NODES, after.args.mode_flags);
+	EXPECT_EQ(MPOL_F_RELATIVE_NODES | MPOL_F_GLOBAL_WEIGHTS, after.args.mode_flags);
 	EXPECT_EQ(0, memcmp(before.w, after.w, sizeof(before.w)));
 	close(pidfd);
 	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);

@@ -131,7 +131,16 @@ static void *racer_run(void *arg)
 	return NULL;
 }
 
-TEST(isolates_and_migrates_a_batch_at_a_time)
+/*
+ * Each test moves or fills hundreds of MiB, which takes a while on an
+ * emulated 2-CPU machine that shares its host: more than the harness's
+ * default 30 s.
+ */
+FIXTURE(big) {};
+FIXTURE_SETUP(big) {}
+FIXTURE_TEARDOWN(big) {}
+
+TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 {
 	long counts[BWAP_MAX_NODES], during, ret;
 	struct bwap_rebalance_stat s0, s1;
@@ -179,7 +188,7 @@ TEST(isolates_and_migrates_a_batch_at_a_time)
 	munmap(t.p, (size_t)NPAGES * getpagesize());
 }
 
-TEST(kill_ends_the_call_at_a_batch)
+TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 {
 	long moved0, moved, isolated, want;
 	int ready[2], status;

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Threads created while process_mpol_reweight() runs end up with the new
+ * weights.
+ *
+ * clone() copies the parent's task policy well before it links the new
+ * thread into the thread list that the reweight walks.  A thread whose
+ * policy was copied before the walk reached its parent, but that was
+ * linked after the walk, would keep the old weights for good.
+ *
+ * The target creates threads without pause, from three creator threads.
+ * Each new thread notes how many reweights the test has finished (e), waits
+ * until it has finished one more, and then reads its own task policy: the
+ * weights must be those of reweight e + 1 or later.  (A thread that runs
+ * has been linked, so reweight e + 1 either walked past it or started
+ * after its clone() copied the policy.)  It checks the same against
+ * reweight e when it starts.  The test gives node 0 the weight
+ * 1 + k % CYCLE in reweight k, so the weights say which reweight set them.
+ * Needs two memory nodes; SKIPs with fewer.
+ */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "numa_util.h"
+
+#define REWEIGHTS 300
+#define CYCLE 200		/* reweight k gives node 0 the weight 1 + k % CYCLE */
+#define CREATORS 3
+#define MAX_ALIVE 128		/* new threads waiting at once */
+
+struct shared {
+	atomic_int done;	/* reweights the test has finished */
+	atomic_int stop;
+	atomic_int ready;	/* creators running */
+	atomic_long created, checked, stale, errors;
+	atomic_int alive;
+	int worst_behind;	/* most reweights a thread was behind */
+	int node0;
+	struct {		/* the first stale threads, for the log */
+		int e, w, done, tid;
+	} seen[4];
+};
+
+static struct shared *sh;
+
+/*
+ * Sleep while sh->done is @seen (waiting threads must not spin: there are
+ * dozens of them on four emulated CPUs).  The futex is shared: the test
+ * process wakes the target's threads.
+ */
+static void wait_done_past(int seen)
+{
+	while (atomic_load(&sh->done) == seen && !atomic_load(&sh->stop))
+		syscall(SYS_futex, &sh->done, FUTEX_WAIT, seen, NULL, NULL, 0);
+}
+
+static void wake_all(void)
+{
+	syscall(SYS_futex, &sh->done, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Node 0's own weight in the calling thread's task policy, or -1. */
+static int own_weight0(void)
+{
+	struct bwap_policy r;
+
+	if (bwap_read_policy(&r, NULL) || r.args.mode != MPOL_WEIGHTED_INTERLEAVE)
+		return -1;
+	return r.w[sh->node0];
+}
+
+/*
+ * Check that the calling thread has the weights of reweight @e or later.
+ * Reweight k set 1 + k % CYCLE; the k it stands for is the one nearest @e.
+ */
+static void check_weights(int e)
+{
+	int w = own_weight0(), behind;
+
+	atomic_fetch_add(&sh->checked, 1);
+	if (w < 1) {
+		atomic_fetch_add(&sh->errors, 1);
+		return;
+	}
+	behind = ((e - (w - 1)) % CYCLE + CYCLE) % CYCLE;
+	if (behind > 0 && behind < CYCLE / 2) {
+		long n = atomic_fetch_add(&sh->stale, 1);
+
+		if (n < 4) {
+			sh->seen[n].e = e;
+			sh->seen[n].w = w;
+			sh->seen[n].done = atomic_load(&sh->done);
+			sh->seen[n].tid = gettid();
+		}
+		if (behind > sh->worst_behind)
+			sh->worst_behind = behind;
+	}
+}
+
+static void *new_thread(void *arg)
+{
+	int e = atomic_load(&sh->done);
+
+	check_weights(e);
+	wait_done_past(e);
+	if (atomic_load(&sh->done) > e)
+		check_weights(e + 1);
+	atomic_fetch_sub(&sh->alive, 1);
+	return NULL;
+}
+
+static void *creator(void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->stop)) {
+		/* Enough are waiting: the next reweight lets them go. */
+		if (atomic_load(&sh->alive) >= MAX_ALIVE) {
+			wait_done_past(atomic_load(&sh->done));
+			continue;
+		}
+		atomic_fetch_add(&sh->alive, 1);
+		if (pthread_create(&t, &attr, new_thread, NULL)) {
+			atomic_fetch_sub(&sh->alive, 1);
+			atomic_fetch_add(&sh->errors, 1);
+			continue;
+		}
+		atomic_fetch_add(&sh->created, 1);
+	}
+	return NULL;
+}
+
+static void target_main(const int *nodes, int nr)
+{
+	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[BWAP_MAXNODE] = { 0 };
+	pthread_t c[CREATORS];
+	struct mpol_args args;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		w[nodes[i]] = 1;
+	bwap_wi_args(&args, mask, nodes, nr, w);
+	if (bwap_set_mempolicy2(&args, sizeof(args), 0))
+		_exit(3);
+	for (i = 0; i < CREATORS; i++)
+		if (pthread_create(&c[i], NULL, creator, NULL))
+			_exit(3);
+	for (i = 0; i < CREATORS; i++)
+		pthread_join(c[i], NULL);
+	/* Let the last new threads see the stop flag and count themselves out. */
+	while (atomic_load(&sh->alive) > 0)
+		sched_yield();
+	_exit(0);
+}
+
+FIXTURE(reweight) {};
+FIXTURE_SETUP(reweight) {}
+FIXTURE_TEARDOWN(reweight) {}
+
+/* 300 reweights take about 10 s on the emulated machines, more on KASAN. */
+TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 180)
+{
+	unsigned char w[BWAP_MAXNODE] = { 0 };
+	int nodes[BWAP_MAX_NODES], nr, pidfd, status, k, i;
+	long created_before;
+	pid_t pid;
+
+	nr = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	if (nr < 2)
+		SKIP(return, "Not enough NUMA nodes available (need 2)");
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset(sh, 0, sizeof(*sh));
+	sh->node0 = nodes[0];
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		target_main(nodes, nr);
+	pidfd = bwap_pidfd_open(pid);
+	ASSERT_LE(0, pidfd);
+	/* Threads are being made before the first reweight. */
+	while (atomic_load(&sh->ready) < CREATORS || atomic_load(&sh->created) < MAX_ALIVE / 2)
+		ASSERT_EQ(0, waitpid(pid, &status, WNOHANG));
+
+	created_before = atomic_load(&sh->created);
+	for (i = 0; i < nr; i++)
+		w[nodes[i]] = 1;
+	for (k = 1; k <= REWEIGHTS; k++) {
+		w[nodes[0]] = 1 + k % CYCLE;
+		ASSERT_EQ(0, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0))
+			TH_LOG("reweight %d: %s", k, strerror(errno));
+		atomic_store(&sh->done, k);
+		wake_all();
+	}
+	atomic_store(&sh->stop, 1);
+	wake_all();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	TH_LOG("%d reweights; %ld threads created during them, %ld checked, %ld with older weights (at most %d reweights behind), %ld errors",
+	       REWEIGHTS, atomic_load(&sh->created) - created_before,
+	       atomic_load(&sh->checked), atomic_load(&sh->stale),
+	       sh->worst_behind, atomic_load(&sh->errors));
+	for (k = 0; k < 4 && k < atomic_load(&sh->stale); k++)
+		TH_LOG("stale: thread %d checked against reweight %d with node %d's weight %d (reweight %d mod %d); %d done then",
+		       sh->seen[k].tid, sh->seen[k].e, sh->node0, sh->seen[k].w,
+		       sh->seen[k].w - 1, CYCLE, sh->seen[k].done);
+	EXPECT_EQ(0, atomic_load(&sh->errors));
+	EXPECT_EQ(0, atomic_load(&sh->stale));
+	/* The check is worth something only if threads came and went. */
+	EXPECT_LE(2 * REWEIGHTS, atomic_load(&sh->checked));
+	close(pidfd);
+	munmap(sh, sizeof(*sh));
+}
+
+TEST_HARNESS_MAIN
