@@ -6,8 +6,9 @@
  * global table under mode 6), faults a buffer of base pages
  * (MADV_NOHUGEPAGE: exact per page even where THP is "always"), counts
  * them per node with move_pages and prints one line:
- *   probe host=H task=T pid=P cpus=C mode=M weights=0:5,1:3 pages=N
- *         counts=0:500,1:300 check=PASS|FAIL|portable
+ *   probe host=H task=T pid=P cpus=C workers=NODES mode=M weights=0:5,1:3
+ *         read=HOW pages=N counts=0:500,1:300 check=PASS|FAIL|portable|none
+ *         [expected=0:500,1:300]
  * check compares the counts with the largest-remainder shares of the
  * policy's weights (N is a multiple of their sum, so where in the
  * interleave cycle the buffer starts does not matter); under plain
@@ -166,7 +167,7 @@ static int read_policy(int *mode, int *w, char *how, size_t len)
 	for (int i = 0; i < MAX_NODES; i++)
 		if (mask[0] >> i & 1)
 			w[i] = *mode == MODE_WEIGHTED_INTERLEAVE ? global_weight(i) : 1;
-	snprintf(how, len, *mode == MODE_WEIGHTED_INTERLEAVE ? "get_mempolicy+global table" : "get_mempolicy");
+	snprintf(how, len, *mode == MODE_WEIGHTED_INTERLEAVE ? "get_mempolicy+sysfs" : "get_mempolicy");
 	return 0;
 }
 
@@ -182,7 +183,7 @@ int main(int argc, char **argv)
 {
 	int hold = 0, mode, w[MAX_NODES];
 	long want = 1000, per[MAX_NODES], sum = 0;
-	char how[64], wtext[512], ctext[512], etext[512], cpus[256], line[512];
+	char how[64], wtext[512], ctext[512], etext[512], cpus[256], workers[256], line[512];
 	const char *task = getenv("SLURM_PROCID");
 	cpu_set_t set;
 	size_t n = 0;
@@ -233,10 +234,26 @@ int main(int argc, char **argv)
 	for (int c = 0; c < CPU_SETSIZE && n < sizeof(cpus); c++)
 		if (CPU_ISSET(c, &set))
 			n += snprintf(cpus + n, sizeof(cpus) - n, "%s%d", n ? "," : "", c);
+	/* the nodes of those CPUs: /sys/devices/system/cpu/cpuC/nodeN */
+	n = 0;
+	workers[0] = '\0';
+	for (int node = 0; node < MAX_NODES; node++) {
+		int found = 0;
+
+		for (int c = 0; c < CPU_SETSIZE && !found; c++) {
+			char path[96];
+
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/node%d", c, node);
+			found = CPU_ISSET(c, &set) && !access(path, F_OK);
+		}
+		if (found && n < sizeof(workers))
+			n += snprintf(workers + n, sizeof(workers) - n, "%s%d", n ? "," : "", node);
+	}
 	gethostname(line, sizeof(line) - 1);
 	counts_text(per, ctext, sizeof(ctext));
-	printf("probe host=%s task=%s pid=%d cpus=%s mode=%s weights=%s read=%s pages=%ld counts=%s check=%s",
-	       line, task ? task : "-", (int)getpid(), cpus, mode_name(mode), wtext, how, npages, ctext,
+	printf("probe host=%s task=%s pid=%d cpus=%s workers=%s mode=%s weights=%s read=%s pages=%ld counts=%s check=%s",
+	       line, task ? task : "-", (int)getpid(), cpus, workers[0] ? workers : "-", mode_name(mode), wtext, how,
+	       npages, ctext,
 	       mode == MODE_WEIGHTED_INTERLEAVE ? check(w, per, etext, sizeof(etext)) :
 	       mode == 3 ? "portable" : "none");
 	if (mode == MODE_WEIGHTED_INTERLEAVE)
