@@ -70,6 +70,23 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/*
+ * After every option: bwapd starts the tasks it tunes at canonical
+ * weights, so --bwap-tune with explicit weights or a fixed DWP is refused
+ * here (srun and sbatch stop before the job is submitted).
+ */
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	char what[256];
+
+	if (!request.tune || (request.kind != BWAP_SLURM_EXPLICIT && request.kind != BWAP_SLURM_DWP))
+		return 0;
+	slurm_error("bwap: --bwap-tune cannot start from --bwap=%s: bwapd tunes from the canonical weights; "
+		    "give --bwap --bwap-tune, or drop --bwap-tune to keep these weights",
+		    bwap_slurm_request_text(&request, what, sizeof(what)));
+	return -1;
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	struct bwap_slurm_outcome out;

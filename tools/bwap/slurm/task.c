@@ -174,12 +174,25 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 			 "with move_pages (%s kernel, global table differs)", bwap_kernel_mode_name(o->kernel));
 	}
 
-	/* bwapd first, so that a node without it leaves the task untouched with missing=run */
+	/*
+	 * A stock kernel's task registers with bwapd before its policy is set,
+	 * so that a node without bwapd leaves it untouched with missing=run.
+	 * On the BWAP series the policy comes first: bwapd's first push
+	 * (process_mpol_reweight) must find it; without bwapd it is undone.
+	 */
+	if (o->kernel == BWAP_KERNEL_SERIES && bwap_set_own_weights(&o->w)) {
+		snprintf(msg, msglen, "bwap: %s: set_mempolicy2 failed: %s", host, strerror(errno));
+		goto out;
+	}
 	if (r->tune || portable) {
 		char req[256], *reply;
 
 		snprintf(req, sizeof(req), "attach %d how slurm workers %s", (int)getpid(), wk);
 		reply = bwap_ctl_request_timeout(c->state_dir, req, 10000, err, sizeof(err));
+		if (!reply || strncmp(reply, "ok\n", 3)) {
+			if (o->kernel == BWAP_KERNEL_SERIES)
+				syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
+		}
 		if (!reply) {
 			snprintf(what, sizeof(what), "%s needs bwapd, which does not answer (%s)",
 				 portable ? "portable placement" : "--bwap-tune", err);
@@ -195,10 +208,8 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 		free(reply);
 		o->registered = 1;
 	}
-	if (o->kernel == BWAP_KERNEL_SERIES ? bwap_set_own_weights(&o->w) :
-	    bwap_set_own_interleave(o->w.nodes, !portable)) {
-		snprintf(msg, msglen, "bwap: %s: %s failed: %s", host,
-			 o->kernel == BWAP_KERNEL_SERIES ? "set_mempolicy2" : "set_mempolicy", strerror(errno));
+	if (o->kernel != BWAP_KERNEL_SERIES && bwap_set_own_interleave(o->w.nodes, !portable)) {
+		snprintf(msg, msglen, "bwap: %s: set_mempolicy failed: %s", host, strerror(errno));
 		if (o->registered)
 			bwap_slurm_task_forget(c, getpid());
 		goto out;
