@@ -81,7 +81,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 	if (!request.tune || (request.kind != BWAP_SLURM_EXPLICIT && request.kind != BWAP_SLURM_DWP))
 		return 0;
-	slurm_error("bwap: --bwap-tune cannot start from --bwap=%s: bwapd tunes from the canonical weights; "
+	slurm_error("bwap: --bwap-tune cannot be combined with these weights (%s): bwapd tunes from the canonical weights; "
 		    "give --bwap --bwap-tune, or drop --bwap-tune to keep these weights",
 		    bwap_slurm_request_text(&request, what, sizeof(what)));
 	return -1;
