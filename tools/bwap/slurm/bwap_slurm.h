@@ -31,7 +31,7 @@ struct bwap_slurm_request {
 };
 
 /*
- * Parse a --bwap value into r (NULL or "" = canonical):
+ * Parse a --bwap value into r (NULL, "" or "(null)" = canonical):
  *   canonical            canonical weights for the task's worker nodes
  *   dwp                  canonical, then bwapd tunes the DWP (as --bwap-tune)
  *   dwp:X                canonical at a fixed DWP X, 0 <= X <= 1

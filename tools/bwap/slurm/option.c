@@ -160,7 +160,12 @@ int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char
 	memset(r, 0, sizeof(*r));
 	r->tune = tune;
 	r->kind = BWAP_SLURM_CANONICAL;
-	if (!text || !*text || !strcmp(text, "canonical"))
+	/*
+	 * sbatch and salloc hand an option given without a value to the
+	 * job's sruns as the text "(null)" (SLURM_SPANK__SLURM_SPANK_OPTION_
+	 * bwap_bwap, seen with Slurm 24.11): that is plain --bwap.
+	 */
+	if (!text || !*text || !strcmp(text, "canonical") || !strcmp(text, "(null)"))
 		return 0;
 	if (!strcmp(text, "dwp")) {
 		r->kind = BWAP_SLURM_TUNED;

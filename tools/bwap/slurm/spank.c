@@ -28,14 +28,6 @@ static int take_bwap(int val, const char *optarg, int remote)
 {
 	char err[512];
 
-	/*
-	 * sbatch and salloc hand an option given without a value to the job's
-	 * sruns as the text "(null)" (SLURM_SPANK__SLURM_SPANK_OPTION_bwap_bwap,
-	 * seen with Slurm 24.11): that is plain --bwap.
-	 */
-	if (optarg && !strcmp(optarg, "(null)"))
-		optarg = NULL;
-
 	if (bwap_slurm_parse_option(optarg, &request, err, sizeof(err))) {
 		slurm_error("bwap: --bwap=%s: %s", optarg ? optarg : "", err);
 		return -1;

@@ -27,6 +27,8 @@ int main(void)
 
 	CHECK(!parse(NULL) && req.kind == BWAP_SLURM_CANONICAL && !req.tune, "--bwap alone is canonical");
 	CHECK(!parse("canonical") && req.kind == BWAP_SLURM_CANONICAL, "--bwap=canonical");
+	CHECK(!parse("(null)") && req.kind == BWAP_SLURM_CANONICAL,
+	      "\"(null)\", what sbatch's environment gives its sruns for plain --bwap, is canonical");
 	CHECK(!parse("dwp") && req.kind == BWAP_SLURM_TUNED && req.tune, "--bwap=dwp: bwapd tunes");
 	CHECK(!parse("dwp:0.25") && req.kind == BWAP_SLURM_DWP && req.dwp == 0.25, "--bwap=dwp:0.25");
 	CHECK(!parse("dwp:1") && req.dwp == 1, "--bwap=dwp:1 (upper bound)");
