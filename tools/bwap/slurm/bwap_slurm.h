@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Slurm SPANK plugin bwap.so: what its parts share.  option.c reads
+ * the user's --bwap value and the plugstack.conf arguments (no Slurm
+ * needed, so the host unit tests link it alone); task.c gives one task
+ * its weights and registers it with bwapd; spank.c is the glue to Slurm.
+ */
+#ifndef BWAP_SLURM_H
+#define BWAP_SLURM_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../lib/bwap.h"
+
+/* What --bwap asked for. */
+enum bwap_slurm_kind {
+	BWAP_SLURM_OFF,		/* no --bwap: the task is left alone */
+	BWAP_SLURM_CANONICAL,	/* canonical weights for the task's worker nodes (DWP 0) */
+	BWAP_SLURM_DWP,		/* the same at a fixed DWP (--bwap=dwp:X) */
+	BWAP_SLURM_TUNED,	/* canonical to start, then bwapd tunes DWP (--bwap=dwp) */
+	BWAP_SLURM_EXPLICIT,	/* the user's own weights, node by node */
+};
+
+struct bwap_slurm_request {
+	enum bwap_slurm_kind kind;
+	double dwp;				/* BWAP_SLURM_DWP: 0..1 */
+	bwap_nodeset nodes;			/* BWAP_SLURM_EXPLICIT: nodes named */
+	unsigned char w[BWAP_MAX_NODES];	/* and their weights, 0..255 */
+	int tune;				/* --bwap-tune (or --bwap=dwp): register with bwapd */
+};
+
+/*
+ * Parse a --bwap value into r (NULL, "" or "(null)" = canonical):
+ *   canonical            canonical weights for the task's worker nodes
+ *   dwp                  canonical, then bwapd tunes the DWP (as --bwap-tune)
+ *   dwp:X                canonical at a fixed DWP X, 0 <= X <= 1
+ *   N:W[,N:W]...         weight W (0..255) for node N (0..63), numactl -w style
+ *   W:W:W[:W]...         weights of nodes 0, 1, 2, ... in order (three or more)
+ * 0, or -1 with what is wrong and what to write instead in err.
+ */
+int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen);
+/* "canonical", "dwp 0.250", "explicit 0:5,1:3" into buf. */
+char *bwap_slurm_request_text(const struct bwap_slurm_request *r, char *buf, size_t len);
+
+/* What a node without a matrix or without bwapd does (plugstack.conf missing=). */
+enum bwap_slurm_missing { BWAP_MISSING_FAIL, BWAP_MISSING_RUN };
+
+/* The plugstack.conf arguments. */
+struct bwap_slurm_conf {
+	enum bwap_slurm_missing missing;	/* missing=fail (default) or missing=run */
+	char state_dir[512];			/* state_dir=DIR: bwapd's (default /var/lib/bwap) */
+	char matrix[512];			/* matrix=FILE (default STATE_DIR/matrix) */
+	int max_weight;				/* max_weight=N, 1..255 (default 255) */
+};
+
+/* Parse plugstack.conf's arguments; 0, or -1 with err naming the bad one. */
+int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char *err, size_t errlen);
+
+/* ---- task.c ----------------------------------------------------------- */
+
+/* What bwap_slurm_task_apply did, for the job's output and the tests. */
+struct bwap_slurm_outcome {
+	enum bwap_kernel_mode kernel;
+	bwap_nodeset workers;
+	struct bwap_weights w;		/* the weights wanted */
+	char how[160];			/* what placed the pages: "set_mempolicy2 (own weights)", ... */
+	int registered;			/* bwapd tunes or places this task */
+};
+
+/*
+ * In the task, before exec: its worker nodes from its CPU affinity, the
+ * weights r asks for (canonical from the node's saved matrix), then the
+ * best policy this kernel has (see task.c); registers with bwapd when
+ * tuning or portable placement needs it.  Returns 0; 1 when something
+ * this node lacks (matrix, bwapd) stopped it and conf says missing=run
+ * (the task runs untouched); -1 when the task must fail.  msg says what
+ * happened, for the job's output, either way.
+ */
+int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
+			  struct bwap_slurm_outcome *o, char *msg, size_t msglen);
+/* In slurmstepd at task exit: bwapd forgets pid (0, or -1 if bwapd was not reachable). */
+int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid);
+
+#endif /* BWAP_SLURM_H */

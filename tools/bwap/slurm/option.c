@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwap.so's inputs: the --bwap value a user gives srun or sbatch, and
+ * the arguments of its plugstack.conf line.  Every number is checked to
+ * be a finite number in range; each error says what is wrong and what
+ * to write instead, because srun prints it before the job starts.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bwap_slurm.h"
+
+#define OPTION_FORMS "--bwap, --bwap=canonical, --bwap=dwp, --bwap=dwp:0.5, --bwap=0:5,1:3 or --bwap=5:3:1:1"
+
+/* A whole number lo..hi from exactly text[0..len); -1 if it is not one. */
+static long whole_number(const char *text, size_t len, long lo, long hi)
+{
+	char buf[24], *end;
+	long v;
+
+	if (!len || len >= sizeof(buf))
+		return len ? hi + 1 : -1;	/* too many digits: out of range */
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)buf[i]))
+			return -1;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno == ERANGE || v > hi)
+		return hi + 1;
+	return v < lo ? -1 : v;
+}
+
+static int parse_dwp(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (!*text || isspace((unsigned char)*text) || *end) {
+		snprintf(err, errlen, "DWP '%s' is not a number; give one from 0 to 1, e.g. --bwap=dwp:0.5", text);
+		return -1;
+	}
+	if (!isfinite(v)) {
+		snprintf(err, errlen, "DWP '%s' is not a finite number; give one from 0 to 1, e.g. --bwap=dwp:0.5",
+			 text);
+		return -1;
+	}
+	if (v < 0 || v > 1) {
+		snprintf(err, errlen, "DWP %s is %s; give one from 0 to 1 (0 = canonical, 1 = worker nodes only)",
+			 text, v < 0 ? "below 0" : "above 1");
+		return -1;
+	}
+	r->kind = BWAP_SLURM_DWP;
+	r->dwp = v;
+	return 0;
+}
+
+/* One weight item of length len at p, for node; 0 or -1 (err). */
+static int take_weight(const char *text, const char *p, size_t len, int node, struct bwap_slurm_request *r,
+		       char *err, size_t errlen)
+{
+	long v = whole_number(p, len, 0, 255);
+
+	if (v < 0 || v > 255) {
+		snprintf(err, errlen, "weight '%.*s' for node %d in '%s' %s; weights are whole numbers from 0 to 255",
+			 (int)len, p, node, text, v > 255 ? "is above 255" : "is not a whole number");
+		return -1;
+	}
+	if (bwap_nodeset_has(r->nodes, node)) {
+		snprintf(err, errlen, "node %d has two weights in '%s'; give each node once", node, text);
+		return -1;
+	}
+	r->nodes |= BWAP_NODE_BIT(node);
+	r->w[node] = (unsigned char)v;
+	return 0;
+}
+
+/* "0:5,1:3" (pairs) or "5:3:1:1" (weights of nodes 0, 1, ...). */
+static int parse_weights(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen)
+{
+	int colons = 0, pairs = strchr(text, ',') != NULL;
+	const char *p = text;
+
+	for (const char *q = text; *q; q++)
+		colons += *q == ':';
+	/* one pair alone ("2:1") is node:weight, as numactl -w reads it */
+	if (colons == 1)
+		pairs = 1;
+	if (!pairs && colons < 2) {
+		snprintf(err, errlen, "'%s' is not a --bwap value; give %s", text, OPTION_FORMS);
+		return -1;
+	}
+	r->kind = BWAP_SLURM_EXPLICIT;
+	if (!pairs) {
+		for (int node = 0; ; node++) {
+			size_t len = strcspn(p, ":");
+
+			if (node >= BWAP_MAX_NODES) {
+				snprintf(err, errlen, "'%s' gives weights for more than %d nodes", text, BWAP_MAX_NODES);
+				return -1;
+			}
+			if (!len) {
+				snprintf(err, errlen, "weight %d in '%s' is empty; give one number per node, e.g. 5:3:1:1",
+					 node + 1, text);
+				return -1;
+			}
+			if (take_weight(text, p, len, node, r, err, errlen))
+				return -1;
+			p += len;
+			if (!*p)
+				break;
+			p++;
+		}
+	} else {
+		for (;;) {
+			size_t len = strcspn(p, ","), nlen = strcspn(p, ":,");
+			long node;
+
+			if (!len || nlen >= len) {
+				snprintf(err, errlen, "'%.*s' in '%s' is not NODE:WEIGHT; write pairs like 0:5,1:3",
+					 (int)len, p, text);
+				return -1;
+			}
+			node = whole_number(p, nlen, 0, BWAP_MAX_NODES - 1);
+			if (node < 0 || node >= BWAP_MAX_NODES) {
+				snprintf(err, errlen, "node '%.*s' in '%s' %s; nodes are whole numbers from 0 to %d",
+					 (int)nlen, p, text, node >= BWAP_MAX_NODES ? "is too high" : "is not a node number",
+					 BWAP_MAX_NODES - 1);
+				return -1;
+			}
+			if (take_weight(text, p + nlen + 1, len - nlen - 1, (int)node, r, err, errlen))
+				return -1;
+			p += len;
+			if (!*p)
+				break;
+			if (!*++p) {
+				snprintf(err, errlen, "'%s' ends in a comma; write pairs like 0:5,1:3", text);
+				return -1;
+			}
+		}
+	}
+	for (int n = 0; n < BWAP_MAX_NODES; n++)
+		if (bwap_nodeset_has(r->nodes, n) && r->w[n])
+			return 0;
+	snprintf(err, errlen, "every weight in '%s' is 0; at least one node needs a weight from 1 to 255", text);
+	return -1;
+}
+
+int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen)
+{
+	int tune = r->tune;
+
+	memset(r, 0, sizeof(*r));
+	r->tune = tune;
+	r->kind = BWAP_SLURM_CANONICAL;
+	/*
+	 * sbatch and salloc hand an option given without a value to the
+	 * job's sruns as the text "(null)" (SLURM_SPANK__SLURM_SPANK_OPTION_
+	 * bwap_bwap, seen with Slurm 24.11): that is plain --bwap.
+	 */
+	if (!text || !*text || !strcmp(text, "canonical") || !strcmp(text, "(null)"))
+		return 0;
+	if (!strcmp(text, "dwp")) {
+		r->kind = BWAP_SLURM_TUNED;
+		r->tune = 1;
+		return 0;
+	}
+	if (!strncmp(text, "dwp:", 4) || !strncmp(text, "dwp=", 4))
+		return parse_dwp(text + 4, r, err, errlen);
+	if (!isdigit((unsigned char)*text)) {
+		snprintf(err, errlen, "'%s' is not a --bwap value; give %s", text, OPTION_FORMS);
+		return -1;
+	}
+	return parse_weights(text, r, err, errlen);
+}
+
+char *bwap_slurm_request_text(const struct bwap_slurm_request *r, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	switch (r->kind) {
+	case BWAP_SLURM_OFF:
+		snprintf(buf, len, "off");
+		break;
+	case BWAP_SLURM_CANONICAL:
+		snprintf(buf, len, "canonical");
+		break;
+	case BWAP_SLURM_TUNED:
+		snprintf(buf, len, "canonical, tuned by bwapd");
+		break;
+	case BWAP_SLURM_DWP:
+		snprintf(buf, len, "dwp %.3f", r->dwp);
+		break;
+	case BWAP_SLURM_EXPLICIT:
+		n = snprintf(buf, len, "explicit");
+		for (int i = 0; i < BWAP_MAX_NODES && n < len; i++)
+			if (bwap_nodeset_has(r->nodes, i))
+				n += snprintf(buf + n, len - n, "%s%d:%u", n == 8 ? " " : ",", i, r->w[i]);
+		break;
+	}
+	return buf;
+}
+
+/* key=value with value copied into out; 1 if arg is that key, -1 if too long. */
+static int conf_value(const char *arg, const char *key, char *out, size_t outlen)
+{
+	size_t k = strlen(key);
+
+	if (strncmp(arg, key, k) || arg[k] != '=')
+		return 0;
+	if (strlen(arg + k + 1) >= outlen || !arg[k + 1])
+		return -1;
+	strcpy(out, arg + k + 1);
+	return 1;
+}
+
+int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char *err, size_t errlen)
+{
+	char val[512];
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->missing = BWAP_MISSING_FAIL;
+	c->max_weight = 255;
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", BWAP_STATE_DIR);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if ((r = conf_value(a, "missing", val, sizeof(val)))) {
+			if (r < 0 || (strcmp(val, "fail") && strcmp(val, "run"))) {
+				snprintf(err, errlen, "plugstack.conf: '%s': missing= takes fail or run", a);
+				return -1;
+			}
+			c->missing = strcmp(val, "run") ? BWAP_MISSING_FAIL : BWAP_MISSING_RUN;
+		} else if ((r = conf_value(a, "state_dir", c->state_dir, sizeof(c->state_dir)))) {
+			if (r < 0 || c->state_dir[0] != '/') {
+				snprintf(err, errlen, "plugstack.conf: '%s': state_dir= takes an absolute path", a);
+				return -1;
+			}
+		} else if ((r = conf_value(a, "matrix", c->matrix, sizeof(c->matrix)))) {
+			if (r < 0 || c->matrix[0] != '/') {
+				snprintf(err, errlen, "plugstack.conf: '%s': matrix= takes an absolute path", a);
+				return -1;
+			}
+		} else if ((r = conf_value(a, "max_weight", val, sizeof(val)))) {
+			long v = r < 0 ? -1 : whole_number(val, strlen(val), 1, 255);
+
+			if (v < 1 || v > 255) {
+				snprintf(err, errlen, "plugstack.conf: '%s': max_weight= takes a whole number from 1 to 255",
+					 a);
+				return -1;
+			}
+			c->max_weight = (int)v;
+		} else {
+			snprintf(err, errlen, "plugstack.conf: unknown argument '%s' (bwap.so takes missing=fail|run, "
+				 "state_dir=DIR, matrix=FILE, max_weight=N)", a);
+			return -1;
+		}
+	}
+	if (!c->matrix[0] && snprintf(c->matrix, sizeof(c->matrix), "%s/matrix", c->state_dir) >=
+	    (int)sizeof(c->matrix)) {
+		snprintf(err, errlen, "plugstack.conf: state_dir= is too long");
+		return -1;
+	}
+	return 0;
+}

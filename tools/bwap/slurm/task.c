@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One Slurm task's placement, in the task before it execs the program:
+ * worker nodes from the CPUs Slurm bound it to, weights from the node's
+ * saved matrix (the file bwapctl and bwapd keep), then the best policy
+ * the running kernel offers:
+ *   BWAP series      set_mempolicy2 with the weights as the task's own;
+ *   stock, mode 6    MPOL_WEIGHTED_INTERLEAVE over the global table, but
+ *                    only when that table equals the weights (in ratio);
+ *   otherwise        portable mode: uniform interleave, and bwapd places
+ *                    the task's pages at the weighted shares with
+ *                    move_pages (bwapd(8)), starting at these weights.
+ * Explicit weights cannot go through bwapd (it starts every target at
+ * canonical weights), so on a stock kernel they need an equal global
+ * table.  Everything goes through libbwap, as bwapctl run does.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "bwap_slurm.h"
+
+/* Nodes whose CPUs the calling task may run on, as bwapd reads a target's. */
+static bwap_nodeset workers_from_affinity(const struct bwap_topology *t)
+{
+	size_t size = CPU_ALLOC_SIZE(BWAP_MAX_CPUS);
+	cpu_set_t *set = CPU_ALLOC(BWAP_MAX_CPUS);
+	bwap_nodeset w = 0;
+
+	if (!set)
+		return 0;
+	if (!sched_getaffinity(0, size, set))
+		for (int n = 0; n < BWAP_MAX_NODES; n++)
+			for (int c = 0; c < BWAP_MAX_CPUS && bwap_nodeset_has(t->has_cpu, n); c++)
+				if (t->node[n].cpus[c] && CPU_ISSET_S(c, size, set))
+					w |= BWAP_NODE_BIT(n);
+	CPU_FREE(set);
+	return w;
+}
+
+/* The global table equals w over w's nodes, in ratio (mode 6 then gives exactly w's shares). */
+static int global_table_equals(const struct bwap_weights *w)
+{
+	int g[BWAP_MAX_NODES];
+	int ref = -1;
+	char err[256];
+
+	if (bwap_sysfs_weights_read(g, w->nr_nodes, w->nodes, err, sizeof(err)))
+		return 0;
+	for (int i = 0; i < w->nr_nodes; i++) {
+		if (!bwap_nodeset_has(w->nodes, i))
+			continue;
+		if (ref < 0)
+			ref = i;
+		/* g[i] / g[ref] == w[i] / w[ref] */
+		if ((long)g[i] * w->w[ref] != (long)w->w[i] * g[ref] || !g[i])
+			return 0;
+	}
+	return ref >= 0;
+}
+
+static void weights_text(const struct bwap_weights *w, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < w->nr_nodes && n < len; i++)
+		if (bwap_nodeset_has(w->nodes, i))
+			n += snprintf(buf + n, len - n, "%s%d:%u", n ? "," : "", i, w->w[i]);
+}
+
+/* Explicit weights as a bwap_weights over the nodes with a non-zero weight. */
+static int explicit_weights(const struct bwap_slurm_request *r, const struct bwap_topology *t,
+			    struct bwap_weights *w, char *err, size_t errlen)
+{
+	char buf[256], have[256];
+
+	if (r->nodes & ~t->has_memory) {
+		snprintf(err, errlen, "--bwap names node%s %s, which this machine does not have as memory nodes "
+			 "(it has %s); give weights for those nodes only",
+			 bwap_nodeset_count(r->nodes & ~t->has_memory) > 1 ? "s" : "",
+			 bwap_nodeset_format(r->nodes & ~t->has_memory, buf, sizeof(buf)),
+			 bwap_nodeset_format(t->has_memory, have, sizeof(have)));
+		return -1;
+	}
+	memset(w, 0, sizeof(*w));
+	for (int i = 0; i < BWAP_MAX_NODES; i++)
+		if (bwap_nodeset_has(r->nodes, i) && r->w[i]) {
+			w->nodes |= BWAP_NODE_BIT(i);
+			w->w[i] = r->w[i];
+			w->nr_nodes = i + 1;
+		}
+	return 0;
+}
+
+/* A part this node lacks: the task fails, or runs untouched with missing=run. */
+static int lacking(const struct bwap_slurm_conf *c, char *msg, size_t msglen, const char *host, const char *what)
+{
+	snprintf(msg, msglen, "bwap: %s: %s; %s", host, what,
+		 c->missing == BWAP_MISSING_RUN ? "the task runs without BWAP (plugstack.conf: missing=run)" :
+		 "the task fails (plugstack.conf: missing=fail; missing=run lets it run without BWAP)");
+	return c->missing == BWAP_MISSING_RUN ? 1 : -1;
+}
+
+int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
+			  struct bwap_slurm_outcome *o, char *msg, size_t msglen)
+{
+	struct bwap_topology *t = malloc(sizeof(*t));
+	struct bwap_matrix *m = malloc(sizeof(*m));
+	char host[64] = "?", err[1024], what[1400], ws[512], wk[128];
+	int portable = 0, ret = -1;
+
+	memset(o, 0, sizeof(*o));
+	gethostname(host, sizeof(host) - 1);
+	if (!t || !m) {
+		snprintf(msg, msglen, "bwap: %s: out of memory", host);
+		goto out;
+	}
+	if (bwap_topology_read(t, NULL, err, sizeof(err))) {
+		snprintf(msg, msglen, "bwap: %s: %s", host, err);
+		goto out;
+	}
+	o->kernel = bwap_kernel_mode();
+	o->workers = workers_from_affinity(t);
+	if (!o->workers) {
+		snprintf(msg, msglen, "bwap: %s: cannot tell the task's worker nodes from its CPU affinity", host);
+		goto out;
+	}
+	if (r->kind == BWAP_SLURM_EXPLICIT) {
+		if (explicit_weights(r, t, &o->w, err, sizeof(err))) {
+			snprintf(msg, msglen, "bwap: %s: %s", host, err);
+			goto out;
+		}
+	} else {
+		double cap[BWAP_MAX_NODES];
+
+		if (access(c->matrix, R_OK)) {
+			snprintf(what, sizeof(what), "no bandwidth matrix (%s: %s); save one with 'bwapctl measure' "
+				 "(or copy one there), see slurm-bwap(8)", c->matrix, strerror(errno));
+			ret = lacking(c, msg, msglen, host, what);
+			goto out;
+		}
+		if (bwap_matrix_load(m, c->matrix, err, sizeof(err)) ||
+		    bwap_canonical_capacity(m, o->workers, t->has_memory, cap, err, sizeof(err)) ||
+		    bwap_weights_from_capacity(&o->w, cap, m->nr_nodes, t->has_memory, err, sizeof(err))) {
+			snprintf(msg, msglen, "bwap: %s: %s", host, err);
+			goto out;
+		}
+		if (r->kind == BWAP_SLURM_DWP && r->dwp > 0)
+			bwap_weights_apply_dwp(&o->w, o->workers, r->dwp);
+		bwap_weights_quantise(&o->w, c->max_weight, 0.005);
+	}
+	weights_text(&o->w, ws, sizeof(ws));
+	bwap_nodeset_format(o->workers, wk, sizeof(wk));
+
+	if (o->kernel == BWAP_KERNEL_SERIES) {
+		snprintf(o->how, sizeof(o->how), "set_mempolicy2 with own weights");
+	} else if (o->kernel == BWAP_KERNEL_STOCK_WI && global_table_equals(&o->w)) {
+		snprintf(o->how, sizeof(o->how), "mode 6 over the global table, which equals these weights");
+	} else if (r->kind == BWAP_SLURM_EXPLICIT || r->kind == BWAP_SLURM_DWP) {
+		snprintf(msg, msglen, "bwap: %s: %s weights %s need the BWAP kernel series, or on this %s kernel "
+			 "a global table equal to them ('bwapctl weights --apply-sysfs', as root); only canonical "
+			 "weights (--bwap) can be placed by bwapd in portable mode",
+			 host, r->kind == BWAP_SLURM_DWP ? "fixed-DWP" : "explicit", ws, bwap_kernel_mode_name(o->kernel));
+		goto out;
+	} else {
+		portable = 1;
+		snprintf(o->how, sizeof(o->how), "portable mode: uniform interleave, bwapd places the pages "
+			 "with move_pages (%s kernel, global table differs)", bwap_kernel_mode_name(o->kernel));
+	}
+
+	/*
+	 * A stock kernel's task registers with bwapd before its policy is set,
+	 * so that a node without bwapd leaves it untouched with missing=run.
+	 * On the BWAP series the policy comes first: bwapd's first push
+	 * (process_mpol_reweight) must find it; without bwapd it is undone.
+	 */
+	if (o->kernel == BWAP_KERNEL_SERIES && bwap_set_own_weights(&o->w)) {
+		snprintf(msg, msglen, "bwap: %s: set_mempolicy2 failed: %s", host, strerror(errno));
+		goto out;
+	}
+	if (r->tune || portable) {
+		char req[256], *reply;
+
+		snprintf(req, sizeof(req), "attach %d how slurm workers %s", (int)getpid(), wk);
+		reply = bwap_ctl_request_timeout(c->state_dir, req, 10000, err, sizeof(err));
+		if (!reply || strncmp(reply, "ok\n", 3)) {
+			if (o->kernel == BWAP_KERNEL_SERIES)
+				syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
+		}
+		if (!reply) {
+			snprintf(what, sizeof(what), "%s needs bwapd, which does not answer (%s)",
+				 portable ? "portable placement" : "--bwap-tune", err);
+			ret = lacking(c, msg, msglen, host, what);
+			goto out;
+		}
+		if (strncmp(reply, "ok\n", 3)) {
+			reply[strcspn(reply, "\n")] = '\0';
+			snprintf(msg, msglen, "bwap: %s: bwapd did not take the task: %s", host, reply);
+			free(reply);
+			goto out;
+		}
+		free(reply);
+		o->registered = 1;
+	}
+	if (o->kernel != BWAP_KERNEL_SERIES && bwap_set_own_interleave(o->w.nodes, !portable)) {
+		snprintf(msg, msglen, "bwap: %s: set_mempolicy failed: %s", host, strerror(errno));
+		if (o->registered)
+			bwap_slurm_task_forget(c, getpid());
+		goto out;
+	}
+	snprintf(msg, msglen, "bwap: %s: pid %d, workers %s, weights %s (%s), kernel: %s: %s%s", host,
+		 (int)getpid(), wk, ws, r->kind == BWAP_SLURM_EXPLICIT ? "explicit" : r->kind == BWAP_SLURM_DWP ?
+		 "canonical at fixed DWP" : "canonical", bwap_kernel_mode_name(o->kernel), o->how,
+		 o->registered && !portable ? "; bwapd tunes it" : "");
+	ret = 0;
+out:
+	free(t);
+	free(m);
+	return ret;
+}
+
+int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid)
+{
+	char req[64], err[512], *reply;
+
+	snprintf(req, sizeof(req), "detach %d", (int)pid);
+	reply = bwap_ctl_request_timeout(c->state_dir, req, 5000, err, sizeof(err));
+	if (!reply)
+		return -1;
+	/* "error: pid N is not a target": bwapd saw it exit first */
+	free(reply);
+	return 0;
+}
