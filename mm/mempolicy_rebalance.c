@@ -502,16 +502,24 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 	mpol_rebalance_take(rb, c, src, dst, pages);
 }
 
+/* Has the second walk queued the range's plan, or filled a batch? */
+static bool rebalance_batch_done(struct mpol_rebalance *rb)
+{
+	return !rb->counting &&
+	       (!rb->to_queue || rb->batch >= REBALANCE_BATCH);
+}
+
 /*
- * A positive value ends a walk: the second walk stops once the range's
- * plan is all queued or a batch is full, and records where it stopped.
+ * What an entry callback returns, at @addr, where it stopped: a positive
+ * value ends the second walk once rebalance_batch_done(), which records
+ * @addr to go on from; -EINTR ends the counting walk on a fatal signal.
  */
 static int rebalance_walk_stop(struct mpol_rebalance *rb, unsigned long addr)
 {
 	if (rb->counting)
 		return fatal_signal_pending(current) ? -EINTR : 0;
 	rb->resume = addr;
-	return !rb->to_queue || rb->batch >= REBALANCE_BATCH;
+	return rebalance_batch_done(rb);
 }
 
 /* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
@@ -569,7 +577,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	for (; addr != end; pte += nr, addr += nr * PAGE_SIZE) {
 		nr = 1;
-		if (rebalance_walk_stop(rb, addr) > 0)
+		if (rebalance_batch_done(rb))
 			break;
 		ptent = ptep_get(pte);
 		if (!pte_present(ptent))
