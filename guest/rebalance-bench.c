@@ -922,11 +922,96 @@ static int thp_scenarios_run(void)
 	return ok;
 }
 
+/* ---- the counting walk's cost ---------------------------------------------- */
+/*
+ * Instructions per resident page of a rebalance that finds nothing to move:
+ * mbind2(MPOL_MF_REBALANCE) of the weights the range already has, so the
+ * call is the counting walk alone.  In base pages, and in 64 KiB mTHPs
+ * (16 PTEs of one folio, which the walk takes together).
+ */
+#define MTHP_64K "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+
+/* 64 KiB folios faulted so far, from the size's own statistics. */
+static long mthp_faults(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/anon_fault_alloc", "r");
+	long n = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+static int walk_cost_one(const char *label, const char *mthp)
+{
+	static const unsigned char w[NN] = { 1, 1, 1, 1 };
+	long long t[MAX_REPEATS];
+	long mthps, i;
+	int r;
+	char *p;
+
+	if (mthp && bwap_write_file(MTHP_64K, mthp)) {
+		printf("# walk %-14s skipped: cannot write %s\n", label, MTHP_64K);
+		return -1;
+	}
+	thp = mthp ? 2 : 0;
+	mthps = mthp_faults();
+	p = start_state(w);
+	/* start_state() faults every page twice (page tables, then data) */
+	mthps = (mthp_faults() - mthps) / 2;
+	for (r = 0; r < repeats; r++) {
+		long long t0 = now_ns();
+
+		if (bwap_mbind2_nodes(p, npages * PG, nodes, NN, w, MPOL_MF_REBALANCE)) {
+			perror("rebalance-bench: mbind2 rebalance");
+			exit(2);
+		}
+		t[r] = now_ns() - t0;
+	}
+	end_state(p);
+	thp = 0;
+	for (i = 1; i < repeats; i++) {
+		long long v = t[i];
+		long j;
+
+		for (j = i; j > 0 && t[j - 1] > v; j--)
+			t[j] = t[j - 1];
+		t[j] = v;
+	}
+	printf("  walk %-14s %7ld pages %6ld 64 KiB folios  %8.1f %s/page (median of %d)\n",
+	       label, npages, mthps, (double)t[repeats / 2] / npages,
+	       icount ? "instructions" : "guest ns", repeats);
+	return 0;
+}
+
+static int walk_cost(void)
+{
+	char saved_top[64], saved_64k[64];
+	int have_64k = !bwap_read_selected(MTHP_64K, saved_64k, sizeof(saved_64k));
+
+	printf("# rebalance-bench --walk: the counting walk alone (a rebalance with nothing to move)\n");
+	walk_cost_one("base pages", NULL);
+	if (have_64k && !bwap_read_selected(THP_ENABLED, saved_top, sizeof(saved_top))) {
+		/* 64 KiB folios only: the PMD size off, so no 2 MiB THP */
+		bwap_write_file(THP_ENABLED, "never");
+		walk_cost_one("64 KiB mTHP", "always");
+		bwap_write_file(MTHP_64K, saved_64k);
+		bwap_write_file(THP_ENABLED, saved_top);
+	} else {
+		printf("# walk 64 KiB mTHP skipped: no %s\n", MTHP_64K);
+	}
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 "Usage: rebalance-bench [--pages N] [--repeats N] [--icount] [--scenario NAME]\n"
 "       rebalance-bench --sweep MAX_MIB [--icount]\n"
+"       rebalance-bench --walk [--pages N] [--repeats N] [--icount]\n"
 "\n"
 "Compares, over weight-change scenarios on 4 nodes, the pages moved by the\n"
 "kernel's rebalance (process_mpol_reweight with MPOL_MF_REBALANCE), by the\n"
@@ -941,6 +1026,9 @@ static void usage(FILE *out)
 "  --pages N       pages in the range (default 4096)\n"
 "  --repeats N     timing repeats; the median is reported (default 5, max %d)\n"
 "  --icount        label times as instructions: use under scripts/run-vm --icount\n"
+"  --walk          instead, the cost per page of the counting walk alone (a\n"
+"                  rebalance that finds nothing to move), in base pages and\n"
+"                  in 64 KiB mTHPs\n"
 "  --sweep MAX_MIB instead, the cost at scale: 1,1,1,1 -> 4,2,1,1 on 16 MiB,\n"
 "                  32 MiB, ... up to MAX_MIB (16..65536) resident, per page\n"
 "                  scanned and moved, against a user-space equivalent\n"
@@ -987,6 +1075,7 @@ int main(int argc, char **argv)
 		{ "icount", no_argument, NULL, 'i' },
 		{ "scenario", required_argument, NULL, 's' },
 		{ "sweep", required_argument, NULL, 'S' },
+		{ "walk", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -995,10 +1084,11 @@ int main(int argc, char **argv)
 	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1, thp_ok;
 	double fresh_wb[NR_SCENARIOS][2];
 	long sweep_mib = 0;
+	int walk = 0;
 	size_t s;
 	cpu_set_t cpus;
 
-	while ((opt = getopt_long(argc, argv, "p:r:is:S:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:r:is:S:wh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			npages = parse_num("--pages", optarg, 1, 1 << 20);
@@ -1014,6 +1104,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			sweep_mib = parse_num("--sweep", optarg, 16, 65536);
+			break;
+		case 'w':
+			walk = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1049,6 +1142,8 @@ int main(int argc, char **argv)
 	before_st = malloc(npages * sizeof(int));
 	after_st = malloc(npages * sizeof(int));
 	unit = icount ? "instructions" : "guest ns";
+	if (walk)
+		return have_kernel ? walk_cost() : 0;
 	if (sweep_mib) {
 		int ok;
 

@@ -36,6 +36,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
+#include <linux/swapops.h>
 #include <linux/vmstat.h>
 #include <uapi/linux/mempolicy.h>
 
@@ -400,8 +401,8 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
  * @vma: the VMA
  *
  * Rebalance handles private anonymous memory, shmem (including shared
- * anonymous memory) and hugetlb; page cache of regular files is left
- * where it is.
+ * anonymous memory and SysV shared memory) and hugetlb; page cache of
+ * regular files is left where it is.
  *
  * Return: true if @vma's pages may be rebalanced.
  */
@@ -409,7 +410,7 @@ bool mpol_rebalance_vma_ok(struct vm_area_struct *vma)
 {
 	if (!vma_migratable(vma))
 		return false;
-	return vma_is_anonymous(vma) || vma_is_shmem(vma) ||
+	return vma_is_anonymous(vma) || mpol_vma_shared_policy(vma) ||
 	       is_vm_hugetlb_page(vma);
 }
 
@@ -522,22 +523,15 @@ static int rebalance_walk_stop(struct mpol_rebalance *rb, unsigned long addr)
 	return rebalance_batch_done(rb);
 }
 
-/* How many of the PTEs from @pte up to @end map pages of @folio in a row. */
-static unsigned long folio_ptes_in_row(struct vm_area_struct *vma,
-				       struct folio *folio, pte_t *pte,
-				       unsigned long addr, unsigned long end)
+/*
+ * Pages under migration (NUMA balancing, compaction, another call) when
+ * the counting walk reaches them: where they land is not this call's to
+ * plan, so they count as not moved, as mbind() counts them as failed.
+ */
+static void rebalance_busy(struct mpol_rebalance *rb, unsigned long nr)
 {
-	unsigned long nr = 1;
-	pte_t ptent;
-
-	for (pte++, addr += PAGE_SIZE; addr != end; pte++, addr += PAGE_SIZE) {
-		ptent = ptep_get(pte);
-		if (!pte_present(ptent) ||
-		    vm_normal_folio(vma, addr, ptent) != folio)
-			break;
-		nr++;
-	}
-	return nr;
+	if (rb->counting)
+		rb->busy += nr;
 }
 
 static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
@@ -547,8 +541,8 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	struct vm_area_struct *vma = walk->vma;
 	pte_t *pte, *mapped_pte;
 	struct folio *folio;
-	unsigned long nr;
 	spinlock_t *ptl;	/* the page table's lock, held over the PTEs */
+	int nr, max_nr;
 	pte_t ptent;
 
 	ptl = pmd_trans_huge_lock(pmd, vma);
@@ -562,7 +556,9 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		 */
 		folio = pmd_present(pmdval) ?
 			vm_normal_folio_pmd(vma, addr, pmdval) : NULL;
-		if (folio && !folio_is_zone_device(folio))
+		if (is_pmd_migration_entry(pmdval))
+			rebalance_busy(rb, (end - addr) >> PAGE_SHIFT);
+		else if (folio && !folio_is_zone_device(folio))
 			rebalance_folio(rb, folio,
 					(end - addr) >> PAGE_SHIFT, false);
 		spin_unlock(ptl);
@@ -580,15 +576,24 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		if (rebalance_batch_done(rb))
 			break;
 		ptent = ptep_get(pte);
-		if (!pte_present(ptent))
+		if (!pte_present(ptent)) {
+			/* Off the hot path: most PTEs here map a page. */
+			if (!pte_none(ptent) &&
+			    is_migration_entry(pte_to_swp_entry(ptent)))
+				rebalance_busy(rb, 1);
 			continue;
+		}
 		folio = vm_normal_folio(vma, addr, ptent);
 		if (!folio || folio_is_zone_device(folio) ||
 		    folio_test_reserved(folio))
 			continue;
 		/* Take a large folio's PTEs together, so it is seen once. */
-		if (folio_test_large(folio))
-			nr = folio_ptes_in_row(vma, folio, pte, addr, end);
+		max_nr = (end - addr) >> PAGE_SHIFT;
+		if (folio_test_large(folio) && max_nr != 1)
+			nr = folio_pte_batch(folio, addr, pte, ptent, max_nr,
+					     FPB_IGNORE_DIRTY |
+					     FPB_IGNORE_SOFT_DIRTY,
+					     NULL, NULL, NULL);
 		rebalance_folio(rb, folio, nr, false);
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
@@ -818,8 +823,8 @@ int mpol_rebalance_migrate(struct mpol_rebalance *rb)
  * @rb: state from mpol_rebalance_init(), freed here
  *
  * Context: process context, mmap_lock not held.
- * Return: the pages that had to move but did not.  After a fatal signal,
- * only the pages it tried to move count.
+ * Return: the pages that had to move but did not, and those found under
+ * migration.  After a fatal signal, only the pages it tried to move count.
  */
 unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 {
@@ -829,7 +834,7 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 		rb->needed = rb->tried;
 	lru_cache_enable();
 
-	failed = rb->needed - min(rb->moved, rb->needed);
+	failed = rb->needed - min(rb->moved, rb->needed) + rb->busy;
 	count_vm_events(NUMA_REBALANCE_SCANNED, rb->scanned);
 	count_vm_events(NUMA_REBALANCE_FAILED, failed);
 

@@ -7,11 +7,12 @@
 #ifndef _MM_MEMPOLICY_REBALANCE_H
 #define _MM_MEMPOLICY_REBALANCE_H
 
+#include <linux/fs.h>
 #include <linux/list.h>
+#include <linux/mm_types.h>
 #include <linux/nodemask.h>
+#include <linux/shmem_fs.h>
 #include <linux/types.h>
-
-struct vm_area_struct;
 
 /*
  * Pages isolated before they are migrated, as migrate_pages() batches
@@ -49,6 +50,8 @@ struct mpol_rebalance_class {
  * @batch: pages queued since the last mpol_rebalance_migrate()
  * @tried: pages handed to migrate_pages()
  * @moved: pages migrated
+ * @busy: pages the counting walks found under migration: neither planned
+ *	nor moved, they count as not moved
  * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
  * @resume: where the second walk stopped
@@ -76,6 +79,7 @@ struct mpol_rebalance {
 	unsigned long batch;
 	unsigned long tried;
 	unsigned long moved;
+	unsigned long busy;
 	unsigned long to_queue;
 	unsigned long resume;
 	unsigned long unit;
@@ -87,6 +91,25 @@ struct mpol_rebalance {
 	struct list_head *to_node;
 	bool counting;
 };
+
+/**
+ * mpol_vma_shared_policy - the shmem shared policies behind @vma
+ * @vma: the VMA
+ *
+ * shmem files and shared anonymous memory (vma_is_shmem()), and SysV
+ * shared memory, whose VMAs carry shm's vm_ops over the same shmem inode.
+ *
+ * Return: the inode's shared policy tree, or NULL if @vma is not shmem.
+ */
+static inline struct shared_policy *
+mpol_vma_shared_policy(struct vm_area_struct *vma)
+{
+	struct file *file = vma->vm_file;
+
+	if (!file || !shmem_mapping(file->f_mapping))
+		return NULL;
+	return &SHMEM_I(file_inode(file))->policy;
+}
 
 bool mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 			    const u8 *weight, const nodemask_t *nodes,

@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include <sys/ipc.h>
+#include <sys/shm.h>
+
 #include "numa_util.h"
 
 #define NPAGES 4000
@@ -231,6 +234,35 @@ TEST_F(rebalance, shmem_range)
 	struct bwap_policy r;
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 1, 1, 1, 1, 1));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
+	EXPECT_COUNTS(800, 2400, 0, 800);
+	EXPECT_EQ(1400, MOVED(self));
+	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
+	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	EXPECT_EQ(3, r.w[self->nodes[1]]);
+	EXPECT_EQ(0, r.w[self->nodes[2]]);
+}
+
+/*
+ * SysV shared memory is shmem behind shm's own vm_ops (vma_is_shmem() is
+ * false): its shared policy is reweighted and its pages rebalanced too.
+ */
+TEST_F(rebalance, sysv_shm_range)
+{
+	struct bwap_policy r;
+	int id;
+
+	id = shmget(IPC_PRIVATE, self->len, IPC_CREAT | 0600);
+	ASSERT_LE(0, id);
+	self->p = shmat(id, NULL, 0);
+	/* Marked for removal now: it goes when the test detaches. */
+	ASSERT_EQ(0, shmctl(id, IPC_RMID, NULL));
+	ASSERT_NE((void *)-1, self->p);
+	set_w(self, 1, 1, 1, 1);
+	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
+				 sizeof(self->args), 0));
+	fill_pages(self->p, NPAGES, 1);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(800, 2400, 0, 800);

@@ -116,10 +116,13 @@ static void mpol_test_nid_for_index_all_zero(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, counts[2], 10);
 }
 
-/* The global table keeps upstream's meaning: none or 0 means weight 1. */
+/*
+ * Without an own table the global one rules; no global table means weight
+ * 1 everywhere.  (A global 0 exists only on bases whose sysfs accepts it.)
+ */
 static void mpol_test_nid_for_index_global(struct kunit *test)
 {
-	static const u8 global[MAX_NUMNODES] = { 2, 0 };
+	static const u8 global[MAX_NUMNODES] = { 2, 1 };
 	struct mpol_wi_table none = { }, t = { .global = global };
 	unsigned long *counts = mpol_test_counts(test);
 	nodemask_t nodes;

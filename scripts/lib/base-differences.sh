@@ -1,26 +1,58 @@
 # SPDX-License-Identifier: GPL-2.0
 # The owned files on the selected base: this repository's text (6.12's)
-# with the base's named renames applied (patches/BASE/differences; 6.12
-# has none).  Sourced after common.sh, never run.
+# with the base's named differences applied (patches/BASE/differences; 6.12
+# has none): whole-word renames, then hunks where the base's idiom needs a
+# different text.  Sourced after common.sh, never run.
 
-# base_differences: the selected base's rules, one "NAME FILE COUNT FROM
-# TO" a line, comments and blank lines dropped.
+# base_differences: the selected base's rules, comments and blank lines
+# dropped: "NAME FILE COUNT FROM TO" (a rename) or "NAME FILE diff PATH"
+# (a hunk, PATH relative to patches/BASE/).
 base_differences() {
 	[ -f "$PATCHES/differences" ] || return 0
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PATCHES/differences"
 }
 
+# base_difference_files: the hunk files the rules name, one a line.
+base_difference_files() {
+	base_differences | awk '$3 == "diff" { print $4 }'
+}
+
+# owned_renamed FILE: the repository's FILE with only the renames applied.
+owned_renamed() {
+	BWAP_NO_HUNKS=1 owned_for_base "$1"
+}
+
+# remake_hunk NAME: rewrite hunk NAME from the tree ($KTREE): the diff from
+# the renamed repository file to the tree's, under the hunk file's comment
+# lines.  A file has at most one hunk, so the hunks never stack.
+remake_hunk() {
+	local name=$1 file path new
+	read -r file path < <(base_differences | awk -v n="$name" '$1 == n && $3 == "diff" { print $2, $4 }')
+	[ -n "$file" ] || { echo "error: no hunk named $name in patches/$BASE/differences" >&2; return 1; }
+	new=$(mktemp) || return 1
+	{ [ ! -f "$PATCHES/$path" ] || sed -n '/^#/p' "$PATCHES/$path"
+	  diff -u --label "a/$file" --label "b/$file" \
+		<(owned_renamed "$file") "$KTREE/$file"
+	} > "$new"
+	mkdir -p "$(dirname "$PATCHES/$path")"
+	mv "$new" "$PATCHES/$path"
+}
+
 # owned_for_base FILE: print the repository's FILE as the selected base has
-# it.  Dies when a rule for FILE does not match exactly COUNT times, so a
-# rule cannot silently stop applying.
+# it.  Dies when a rename does not match exactly COUNT times, or a hunk does
+# not apply without fuzz, so a rule cannot silently stop applying.
 owned_for_base() {
-	local f=$1 rules
-	rules=$(base_differences | awk -v f="$f" '$2 == f')
-	if [ -z "$rules" ]; then
+	local f=$1 renames hunks tmp hunk name
+	renames=$(base_differences | awk -v f="$f" '$2 == f && $3 != "diff"')
+	hunks=
+	[ -n "${BWAP_NO_HUNKS:-}" ] ||
+		hunks=$(base_differences | awk -v f="$f" '$2 == f && $3 == "diff" { print $1, $4 }')
+	if [ -z "$renames$hunks" ]; then
 		cat "$BWAP_ROOT/$f"
 		return
 	fi
-	RULES=$rules perl -0777 -ne '
+	tmp=$(mktemp) || return 1
+	RULES=$renames perl -0777 -ne '
 		my $text = $_;
 		for my $rule (split /\n/, $ENV{RULES}) {
 			my ($name, $file, $count, $from, $to) = split " ", $rule;
@@ -31,5 +63,16 @@ owned_for_base() {
 			}
 			$text =~ s/\b\Q$from\E\b/$to/g;
 		}
-		print $text;' "$BWAP_ROOT/$f"
+		print $text;' "$BWAP_ROOT/$f" > "$tmp" || { rm -f "$tmp"; return 1; }
+	while read -r name hunk; do
+		[ -n "$name" ] || continue
+		if ! patch -s -F0 --no-backup-if-mismatch -r - "$tmp" \
+			< "$PATCHES/$hunk" >&2; then
+			echo "error: difference $name: patches/$BASE/$hunk no longer applies to $f without fuzz; remake it (patches/$BASE/differences says how)" >&2
+			rm -f "$tmp"
+			return 1
+		fi
+	done <<< "$hunks"
+	cat "$tmp"
+	rm -f "$tmp"
 }
