@@ -26,6 +26,7 @@
  * cost the fewest moves while no node passes its share by a folio, and
  * base pages fill each node's remainder exactly where there are enough.
  */
+#include <kunit/visibility.h>
 #include <linux/hugetlb.h>
 #include <linux/math64.h>
 #include <linux/mempolicy.h>
@@ -108,6 +109,7 @@ bool mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 	}
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_targets);
 
 /*
  * Pages a node sends away if it keeps or receives @units large folios of
@@ -243,6 +245,7 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 
 	split_base(base, fixed, goal, large_to, base_to);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_split);
 
 static void mpol_rebalance_free(struct mpol_rebalance *rb)
 {
@@ -335,6 +338,7 @@ int mpol_rebalance_pick(const struct mpol_rebalance_class *c, int src,
 	}
 	return best;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_pick);
 
 /**
  * mpol_rebalance_take - account a folio queued to move
@@ -354,6 +358,7 @@ void mpol_rebalance_take(struct mpol_rebalance *rb,
 	rb->batch += pages;
 	rb->to_queue -= min_t(unsigned long, pages, rb->to_queue);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_take);
 
 static int rebalance_class_alloc(struct mpol_rebalance_class *c)
 {
@@ -841,5 +846,3 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	mpol_rebalance_free(rb);
 	return failed;
 }
-
-#include "tests/mempolicy_rebalance_kunit.h"

@@ -111,6 +111,7 @@ mpol_vma_shared_policy(struct vm_area_struct *vma)
 	return &SHMEM_I(file_inode(file))->policy;
 }
 
+#ifdef CONFIG_NUMA_POLICY_REBALANCE
 bool mpol_rebalance_targets(unsigned long total, const unsigned long *cur,
 			    const u8 *weight, const nodemask_t *nodes,
 			    long *target);
@@ -136,5 +137,44 @@ void mpol_rebalance_queue(struct mpol_rebalance *rb,
 void mpol_rebalance_drop(struct mpol_rebalance *rb);
 int mpol_rebalance_migrate(struct mpol_rebalance *rb);
 unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb);
+#else
+/* Without page migration there is no rebalance: the callers refuse it. */
+static inline int mpol_rebalance_init(struct mpol_rebalance *rb,
+				      unsigned long flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline bool mpol_rebalance_vma_ok(struct vm_area_struct *vma)
+{
+	return false;
+}
+
+static inline int mpol_rebalance_plan(struct mpol_rebalance *rb,
+				      struct vm_area_struct *vma,
+				      unsigned long start, unsigned long end,
+				      const nodemask_t *nodes, const u8 *weight)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void mpol_rebalance_queue(struct mpol_rebalance *rb,
+					struct vm_area_struct *vma,
+					unsigned long start, unsigned long end)
+{
+}
+
+static inline void mpol_rebalance_drop(struct mpol_rebalance *rb) {}
+
+static inline int mpol_rebalance_migrate(struct mpol_rebalance *rb)
+{
+	return 0;
+}
+
+static inline unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
+{
+	return 0;
+}
+#endif /* CONFIG_NUMA_POLICY_REBALANCE */
 
 #endif /* _MM_MEMPOLICY_REBALANCE_H */

@@ -10,6 +10,7 @@
  * (struct mpol_args).  The syscalls themselves live in mm/mempolicy.c next
  * to their legacy counterparts.
  */
+#include <kunit/visibility.h>
 #include <linux/mempolicy.h>
 #include <linux/nodemask.h>
 #include <linux/rcupdate.h>
@@ -61,6 +62,7 @@ unsigned int mpol_wi_nid_for_index(const nodemask_t *nodes,
 	/* Not reached: the weights of @nodes add up to total. */
 	return first_node(*nodes);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_wi_nid_for_index);
 
 /**
  * mpol_weights_check - validate an own weight table against its nodemask
@@ -78,6 +80,7 @@ int mpol_weights_check(const u8 *weight, const nodemask_t *nodes)
 			return 0;
 	return -EINVAL;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_weights_check);
 
 #ifdef CONFIG_NUMA_POLICY_WEIGHTS
 
@@ -91,6 +94,7 @@ struct mpol_weights *mpol_weights_alloc(gfp_t gfp)
 {
 	return kzalloc(struct_size_t(struct mpol_weights, weight, nr_node_ids), gfp);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_weights_alloc);
 
 /**
  * mpol_weights_free - free a table after a grace period
@@ -428,5 +432,3 @@ void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol)
 }
 
 #endif /* CONFIG_NUMA_POLICY_WEIGHTS */
-
-#include "tests/mempolicy_weights_kunit.h"

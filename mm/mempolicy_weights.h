@@ -101,6 +101,12 @@ struct mpol_attrs {
 	struct mpol_weights *weights;
 };
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* mm/mempolicy.c's, visible for mm/tests/mempolicy_kunit.c only. */
+long do_set_mempolicy(unsigned short mode, unsigned short flags,
+		      nodemask_t *nodes, struct mpol_attrs *attrs);
+#endif
+
 #ifdef CONFIG_NUMA_POLICY_WEIGHTS
 struct mpol_weights *mpol_weights_alloc(gfp_t gfp);
 void mpol_weights_free(struct mpol_weights *w);

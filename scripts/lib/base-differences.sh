@@ -29,6 +29,7 @@ remake_hunk() {
 	local name=$1 file path new
 	read -r file path < <(base_differences | awk -v n="$name" '$1 == n && $3 == "diff" { print $2, $4 }')
 	[ -n "$file" ] || { echo "error: no hunk named $name in patches/$BASE/differences" >&2; return 1; }
+	[ -s "$KTREE/$file" ] || { echo "error: $KTREE/$file is missing or empty; hunk $name not remade" >&2; return 1; }
 	new=$(mktemp) || return 1
 	{ [ ! -f "$PATCHES/$path" ] || sed -n '/^#/p' "$PATCHES/$path"
 	  diff -u --label "a/$file" --label "b/$file" \

@@ -1,17 +1,19 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit tests for the allocation paths of MPOL_WEIGHTED_INTERLEAVE with a
  * policy's own weights: the task countdown (alloc_pages) and the bulk
- * allocator.  Included at the end of mm/mempolicy.c to reach its static
- * functions.  Each test sets the KUnit thread's own task policy and
+ * allocator.  Each test sets the KUnit thread's own task policy and
  * restores the default policy before it ends.
  */
-#ifdef CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST
-
-#ifndef _MM_TESTS_MEMPOLICY_KUNIT_H
-#define _MM_TESTS_MEMPOLICY_KUNIT_H
-
 #include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/mempolicy.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+
+#include "../mempolicy_weights.h"
 
 #define MPOL_TEST_ROUNDS 20
 
@@ -193,6 +195,6 @@ static struct kunit_suite mpol_alloc_test_suite = {
 
 kunit_test_suite(mpol_alloc_test_suite);
 
-#endif /* _MM_TESTS_MEMPOLICY_KUNIT_H */
-
-#endif /* CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST */
+MODULE_DESCRIPTION("KUnit tests for weighted interleave allocation with own weights");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

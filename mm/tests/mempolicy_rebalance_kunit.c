@@ -1,16 +1,14 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit tests for the share arithmetic of rebalance and the choice of
- * the pages to move.  Included at the end
- * of mm/mempolicy_rebalance.c; built with
- * CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST.
+ * the pages to move (mm/mempolicy_rebalance.c).
  */
-#ifdef CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST
-
-#ifndef _MM_TESTS_MEMPOLICY_REBALANCE_KUNIT_H
-#define _MM_TESTS_MEMPOLICY_REBALANCE_KUNIT_H
-
 #include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/string.h>
+
+#include "../mempolicy_rebalance.h"
 
 /* The tests index arrays by node id, so they need this many node ids. */
 #define REBAL_TEST_NODES 4
@@ -548,5 +546,6 @@ static struct kunit_suite mpol_rebalance_test_suite = {
 
 kunit_test_suite(mpol_rebalance_test_suite);
 
-#endif /* _MM_TESTS_MEMPOLICY_REBALANCE_KUNIT_H */
-#endif /* CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST */
+MODULE_DESCRIPTION("KUnit tests for the shares and plans of mempolicy rebalance");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

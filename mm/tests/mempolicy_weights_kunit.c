@@ -1,15 +1,15 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+// SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit tests for the pure logic of per-policy interleave weights.
- * Included at the end of mm/mempolicy_weights.c so it can reach that file's
- * functions; built with CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST.
+ * KUnit tests for the pure logic of per-policy interleave weights
+ * (mm/mempolicy_weights.c): argument checks and the node chosen for an
+ * interleave index.
  */
-#ifdef CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST
-
-#ifndef _MM_TESTS_MEMPOLICY_WEIGHTS_KUNIT_H
-#define _MM_TESTS_MEMPOLICY_WEIGHTS_KUNIT_H
-
 #include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/string.h>
+
+#include "../mempolicy_weights.h"
 
 /* Count the node chosen for each index in [first, first + n). */
 static void mpol_test_count(const nodemask_t *nodes,
@@ -207,6 +207,6 @@ static struct kunit_suite mpol_weights_test_suite = {
 
 kunit_test_suite(mpol_weights_test_suite);
 
-#endif /* _MM_TESTS_MEMPOLICY_WEIGHTS_KUNIT_H */
-
-#endif /* CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST */
+MODULE_DESCRIPTION("KUnit tests for per-policy interleave weights");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
