@@ -149,6 +149,8 @@ int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned l
 				continue;
 			}
 			if (!pfn || r->kpageflags < 0) {
+				if (end_run(r, l, &f, vma))
+					return -1;
 				if (!pfn && r->folios_known) {
 					r->folios_known = 0;
 					snprintf(r->why, sizeof(r->why), "pagemap shows no PFNs (they need CAP_SYS_ADMIN)");
