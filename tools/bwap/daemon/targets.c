@@ -141,8 +141,9 @@ static int push_portable(struct target *t, double dwp, const char *why, const st
 	       "not moved %ld; pages now %s, shares %s; %ld large folio(s) of %ld pages, %ld moved whole%s%s%s",
 	       t->pid, t->pushes, why, dwp, weights_str(w, ws, sizeof(ws)), st.moved, st.pages, st.minimum,
 	       st.failed, b1, b2, st.large_folios, st.large_size, st.large_moved,
-	       st.folios_known ? "" : " (folio boundaries unknown: ", st.folios_known ? "" : st.why,
-	       st.folios_known ? "" : "; planned page by page)");
+	       st.folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
+	       st.folios_known == BWAP_FOLIOS_ALL ? "" : st.why,
+	       st.folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
 	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
 			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
 	return 0;

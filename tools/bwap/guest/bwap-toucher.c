@@ -74,7 +74,7 @@ static void command(char *line)
 		return;
 	}
 	if (!strcmp(line, "folios")) {
-		if (!c.folios_known) {
+		if (c.folios_known != BWAP_FOLIOS_ALL) {
 			printf("folios unknown %s\n", c.why);
 			return;
 		}

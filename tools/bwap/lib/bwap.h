@@ -460,15 +460,23 @@ struct bwap_unit_list {
 	long n, cap;
 };
 
+/* How much of the folios a scan sees. */
+enum bwap_folios_known {
+	BWAP_FOLIOS_NONE,	/* nothing: every page is a base page */
+	BWAP_FOLIOS_ALL,	/* every folio: pagemap PFNs and /proc/kpageflags (root) */
+	BWAP_FOLIOS_PMD,	/* the PMD-mapped THPs only: PAGEMAP_SCAN (Linux 6.7+), no root needed */
+};
+
 /*
  * /proc/PID/pagemap (PFNs need CAP_SYS_ADMIN) and /proc/kpageflags (root)
- * open; folios_known stays 1 while both say where the folios are, and
- * why names what is missing once it is 0 (then every page is a base page).
+ * open; folios_known says what the scans see, why what is missing when it
+ * is not BWAP_FOLIOS_ALL.
  */
 struct bwap_folio_reader {
 	int pagemap, kpageflags;
-	int folios_known;
-	char why[96];
+	int folios_known;	/* enum bwap_folios_known */
+	char why[160];
+	long pmd_pages;		/* pages in a PMD-mapped THP (hpage_pmd_size) */
 	long block;		/* the kpageflags block cached in flags */
 	uint64_t flags[512];
 };
@@ -492,8 +500,8 @@ struct bwap_page_census {
 	long pages[BWAP_MAX_NODES];	/* per node, every page asked with move_pages */
 	long large[BWAP_MAX_NODES];	/* of them, pages in whole large folios */
 	long large_folios, large_size;	/* how many, and the largest's pages */
-	int folios_known;		/* 0: no folio view (why says what is missing) */
-	char why[96];
+	int folios_known;		/* enum bwap_folios_known (why says what is missing) */
+	char why[160];
 };
 int bwap_count_pages(const void *buf, size_t len, struct bwap_page_census *c, char *err, size_t errlen);
 
@@ -514,8 +522,8 @@ struct bwap_place_stats {
 	long large_folios, large_size;		/* whole large folios planned, and the largest's pages */
 	long large_moved;			/* of them, moved */
 	long fixed;				/* pages of folios mapped in part, or smaller large folios: they stay */
-	int folios_known;			/* 0: no folio view, every page planned alone (why) */
-	char why[96];
+	int folios_known;			/* enum bwap_folios_known; why says what is missing */
+	char why[160];
 	double seconds;				/* the query and the moves (not the check after) */
 };
 

@@ -13,8 +13,15 @@
  * the kernel's folio_ptes_in_row() counts them): its head first, then
  * consecutive PFNs at consecutive addresses, and the PFN after the last
  * is no tail; otherwise its pages here are a part, which cannot move
- * without moving pages outside the range.  Without PFNs or kpageflags
- * every page is a base page: folios_known says so.
+ * without moving pages outside the range.
+ *
+ * Without root (no PFNs, no kpageflags) the PAGEMAP_SCAN ioctl of the
+ * same pagemap file (Linux 6.7+, the process's owner may use it) still
+ * names the PMD-mapped THPs (PAGE_IS_HUGE): each PMD-aligned run of them
+ * inside the range is one whole large folio, and every other page is
+ * planned as a base page (folios_known BWAP_FOLIOS_PMD).  PTE-mapped large
+ * folios are then not seen.  With neither, every page is a base page
+ * (folios_known BWAP_FOLIOS_NONE, why says what is missing).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 
 #include "bwap.h"
@@ -35,9 +43,25 @@
 #define KPF_COMPOUND_TAIL 16
 #define KPF_BLOCK 512		/* kpageflags entries read at once */
 
+/* include/uapi/linux/fs.h of Linux 6.7+, for older headers */
+#ifndef PAGEMAP_SCAN
+struct page_region {
+	uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_PRESENT (1 << 3)
+#define PAGE_IS_PFNZERO (1 << 5)
+#define PAGE_IS_HUGE (1 << 6)
+#endif
+
 int bwap_folio_reader_open(pid_t pid, struct bwap_folio_reader *r)
 {
 	char path[64];
+	FILE *f;
 
 	memset(r, 0, sizeof(*r));
 	if (pid)
@@ -47,7 +71,17 @@ int bwap_folio_reader_open(pid_t pid, struct bwap_folio_reader *r)
 	r->pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	r->kpageflags = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	r->block = -1;
-	r->folios_known = r->kpageflags >= 0;	/* until a present page shows no PFN */
+	r->pmd_pages = 512;
+	f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	if (f) {
+		long bytes;
+
+		if (fscanf(f, "%ld", &bytes) == 1 && bytes >= sysconf(_SC_PAGESIZE))
+			r->pmd_pages = bytes / sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+	/* kpageflags until a present page shows no PFN; else PMD-mapped THPs if PAGEMAP_SCAN answers */
+	r->folios_known = r->kpageflags >= 0 ? BWAP_FOLIOS_ALL : BWAP_FOLIOS_PMD;
 	if (r->kpageflags < 0)
 		snprintf(r->why, sizeof(r->why), "/proc/kpageflags: %s", strerror(errno));
 	return r->pagemap >= 0 ? 0 : -1;
@@ -118,12 +152,78 @@ static int end_run(struct bwap_folio_reader *r, struct bwap_unit_list *l, struct
 	return 0;
 }
 
+/*
+ * The PMD-mapped THPs of [start, end) from PAGEMAP_SCAN: present, huge,
+ * not the huge zero page.  A malloc()ed array of n regions, or NULL with
+ * *n -1 when the kernel has no PAGEMAP_SCAN (before 6.7).
+ */
+static struct page_region *huge_regions(int pagemap, unsigned long start, unsigned long end, long *n)
+{
+	struct page_region *v = NULL;
+	long cap = 0;
+
+	*n = 0;
+	while (start < end) {
+		struct pm_scan_arg arg = {
+			.size = sizeof(arg), .start = start, .end = end,
+			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT | PAGE_IS_PFNZERO,
+			.category_inverted = PAGE_IS_PFNZERO,
+			.return_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
+		};
+		long got;
+
+		if (*n == cap) {
+			struct page_region *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		arg.vec = (uintptr_t)(v + *n);
+		arg.vec_len = cap - *n;
+		got = ioctl(pagemap, PAGEMAP_SCAN, &arg);
+		if (got < 0) {
+			free(v);
+			*n = -1;
+			return NULL;
+		}
+		*n += got;
+		if (arg.walk_end <= start)
+			break;
+		start = arg.walk_end;	/* vec was full: go on from where the walk stopped */
+	}
+	return v;
+}
+
+/* Pages from a that form one whole PMD-mapped THP in regions v (and before end), or 0. */
+static long huge_at(const struct page_region *v, long n, unsigned long a, unsigned long end, long pmd_bytes)
+{
+	if (a % pmd_bytes || a + pmd_bytes > end)
+		return 0;
+	for (long i = 0; i < n; i++)
+		if (v[i].start <= a && a + pmd_bytes <= v[i].end)
+			return 1;
+	return 0;
+}
+
 int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned long end, int vma,
 		    int exclusive_only, struct bwap_unit_list *l)
 {
-	long psz = sysconf(_SC_PAGESIZE);
+	long psz = sysconf(_SC_PAGESIZE), nhuge = 0, pmd_bytes = r->pmd_pages * psz;
 	uint64_t ent[512];
 	struct run f = { 0 };
+	struct page_region *huge = NULL;
+	unsigned long skip_to = 0;	/* the rest of a THP just listed */
+
+	if (r->pagemap >= 0 && r->folios_known == BWAP_FOLIOS_PMD) {
+		huge = huge_regions(r->pagemap, start, end, &nhuge);
+		if (nhuge < 0) {
+			r->folios_known = BWAP_FOLIOS_NONE;
+			snprintf(r->why + strlen(r->why), sizeof(r->why) - strlen(r->why),
+				 "; no PAGEMAP_SCAN (Linux 6.7+)");
+			nhuge = 0;
+		}
+	}
 
 	for (unsigned long a = start; a < end;) {
 		size_t want = (end - a) / psz < 512 ? (end - a) / psz : 512;
@@ -135,7 +235,7 @@ int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned l
 			snprintf(r->why, sizeof(r->why), "no pagemap");
 			for (size_t i = 0; i < want; i++)
 				if (add_unit(l, a + i * psz, 1, vma, 1))
-					return -1;
+					goto oom;
 			a += want * psz;
 			continue;
 		}
@@ -145,18 +245,25 @@ int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned l
 			/* present, and mapped by this process alone: what MPOL_MF_MOVE moves */
 			if (!(e & PM_PRESENT) || (exclusive_only && !(e & PM_EXCLUSIVE))) {
 				if (end_run(r, l, &f, vma))
-					return -1;
+					goto oom;
 				continue;
 			}
 			if (!pfn || r->kpageflags < 0) {
+				long whole;
+
 				if (end_run(r, l, &f, vma))
-					return -1;
-				if (!pfn && r->folios_known) {
-					r->folios_known = 0;
+					goto oom;
+				if (a < skip_to)
+					continue;
+				if (!pfn && r->folios_known == BWAP_FOLIOS_ALL) {
+					/* kpageflags open but no PFNs: the PMD-mapped THPs are all we can see */
+					r->folios_known = BWAP_FOLIOS_NONE;
 					snprintf(r->why, sizeof(r->why), "pagemap shows no PFNs (they need CAP_SYS_ADMIN)");
 				}
-				if (add_unit(l, a, 1, vma, 1))
-					return -1;
+				whole = huge_at(huge, nhuge, a, end, pmd_bytes);
+				if (add_unit(l, a, whole ? r->pmd_pages : 1, vma, 1))
+					goto oom;
+				skip_to = whole ? a + pmd_bytes : 0;
 				continue;
 			}
 			kf = page_flags(r, pfn);
@@ -166,21 +273,27 @@ int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned l
 				continue;
 			}
 			if (end_run(r, l, &f, vma))
-				return -1;
+				goto oom;
 			if ((kf >> KPF_COMPOUND_HEAD) & 1) {
 				f = (struct run){ .addr = a, .pfn = pfn, .pages = 1 };
 			} else if ((kf >> KPF_COMPOUND_TAIL) & 1) {
 				/* a tail whose head is not here in a row: a part, it stays */
 				if (add_unit(l, a, 1, vma, 0))
-					return -1;
+					goto oom;
 			} else if (add_unit(l, a, 1, vma, 1)) {
-				return -1;
+				goto oom;
 			}
 		}
 		if ((size_t)got < want * 8)
 			break;	/* past the end of the address space pagemap covers */
 	}
-	return end_run(r, l, &f, vma);
+	if (end_run(r, l, &f, vma))
+		goto oom;
+	free(huge);
+	return 0;
+oom:
+	free(huge);
+	return -1;
 }
 
 int bwap_count_pages(const void *buf, size_t len, struct bwap_page_census *c, char *err, size_t errlen)

@@ -218,8 +218,8 @@ static void scan_real_thp(void)
 		CHECK(0, "bwap_count_pages: %s", err);
 		return;
 	}
-	if (!c.folios_known || !c.large_folios) {
-		SKIP("no THP was allocated here (%s)", c.folios_known ? "fragmented memory?" : c.why);
+	if (c.folios_known != BWAP_FOLIOS_ALL || !c.large_folios) {
+		SKIP("no THP was allocated here (%s)", c.folios_known == BWAP_FOLIOS_ALL ? "fragmented memory?" : c.why);
 		return;
 	}
 	CHECK(c.total == 512 && c.large_folios == 1 && c.large_size == 512,
@@ -239,6 +239,20 @@ static void scan_real_thp(void)
 	bwap_folio_reader_close(&r);
 	CHECK(l.n == 1 && l.u[0].pages == 256 && !l.u[0].whole,
 	      "its first half alone: one part of 256 pages (%ld units)", l.n);
+	bwap_unit_list_free(&l);
+	/* without root's view (kpageflags closed): PAGEMAP_SCAN still names the PMD-mapped THP */
+	bwap_folio_reader_open(0, &r);
+	close(r.kpageflags);
+	r.kpageflags = -1;
+	r.folios_known = BWAP_FOLIOS_PMD;
+	bwap_folio_scan(&r, (unsigned long)p - 4096, (unsigned long)p + huge + 4096, 1, 0, &l);
+	bwap_folio_reader_close(&r);
+	if (r.folios_known != BWAP_FOLIOS_PMD)
+		SKIP("PAGEMAP_SCAN: %s", r.why);
+	else
+		CHECK(l.n == 1 && l.u[0].pages == 512 && l.u[0].whole && l.u[0].addr == (unsigned long)p,
+		      "PAGEMAP_SCAN alone (no kpageflags): the PMD-mapped THP is one whole unit of 512 (%ld units)",
+		      l.n);
 	bwap_unit_list_free(&l);
 	munmap(raw, 2 * huge);
 }
