@@ -195,7 +195,7 @@ static struct page_region *huge_regions(int pagemap, unsigned long start, unsign
 	return v;
 }
 
-/* Pages from a that form one whole PMD-mapped THP in regions v (and before end), or 0. */
+/* Whether the PMD-sized range at a, inside [.., end), is one PMD-mapped THP of regions v. */
 static long huge_at(const struct page_region *v, long n, unsigned long a, unsigned long end, long pmd_bytes)
 {
 	if (a % pmd_bytes || a + pmd_bytes > end)
@@ -256,7 +256,7 @@ int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned l
 				if (a < skip_to)
 					continue;
 				if (!pfn && r->folios_known == BWAP_FOLIOS_ALL) {
-					/* kpageflags open but no PFNs: the PMD-mapped THPs are all we can see */
+					/* kpageflags readable but no PFNs (no CAP_SYS_ADMIN): page by page */
 					r->folios_known = BWAP_FOLIOS_NONE;
 					snprintf(r->why, sizeof(r->why), "pagemap shows no PFNs (they need CAP_SYS_ADMIN)");
 				}
