@@ -23,8 +23,11 @@ static void help(FILE *f)
 	fprintf(f, "Usage: bwapctl place PID --workers SET [OPTIONS]\n\n"
 		   "Moves PID's resident anonymous pages to BWAP's weighted shares for the\n"
 		   "worker nodes SET with move_pages(2): a query says where every page is,\n"
-		   "and only the pages above their node's share move (the minimum).  This is\n"
-		   "what 'bwapctl run' and bwapd do on kernels without the BWAP series.\n\n"
+		   "and only the pages above their node's share move (the minimum).  The plan\n"
+		   "is in folio units, as the kernel's: a THP moves whole, to a node whose\n"
+		   "share holds it (folio boundaries from pagemap and kpageflags as root;\n"
+		   "otherwise only PMD-mapped THPs are seen).  This is what 'bwapctl run'\n"
+		   "and bwapd do on kernels without the BWAP series.\n\n"
 		   "  --workers SET     worker nodes, e.g. 0,1\n"
 		   "  --dwp X           data-to-worker proximity 0..1 (default 0 = canonical)\n"
 		   "  --nodes SET       nodes that may hold pages (default: all memory nodes)\n"
@@ -42,6 +45,16 @@ void place_print(FILE *f, const struct bwap_place_stats *st, long pid)
 {
 	fprintf(f, "placed pid %ld: %ld pages, moved %ld (minimum %ld), %ld could not move, in %.0f us\n", pid,
 		st->pages, st->moved, st->minimum, st->failed, st->seconds * 1e6);
+	if (st->large_folios || st->fixed)
+		fprintf(f, "  in folio units: %ld large folio(s) of %ld pages, %ld moved whole; %ld pages of folios "
+			   "mapped in part stay\n", st->large_folios, st->large_size, st->large_moved, st->fixed);
+	if (st->folios_known == BWAP_FOLIOS_NONE && st->pages)
+		fprintf(f, "  note: folio boundaries unknown (%s): planned page by page, and a THP moves whole when "
+			   "one of its pages does, so a share can be missed; run as root for plans in folio units\n",
+			st->why);
+	else if (st->folios_known == BWAP_FOLIOS_PMD && st->pages)
+		fprintf(f, "  note: only PMD-mapped THPs are seen (%s): a large folio mapped by PTEs is planned "
+			   "page by page; run as root for plans in folio units\n", st->why);
 	fprintf(f, "  %-6s %10s %10s %10s\n", "node", "before", "share", "after");
 	for (int i = 0; i < st->nr_nodes; i++)
 		fprintf(f, "  %-6d %10ld %10ld %10ld\n", i, st->before[i], st->target[i], st->after[i]);
@@ -56,6 +69,13 @@ static void place_json(const struct bwap_place_stats *st, long pid)
 	json_object_object_add(o, "moved", json_object_new_int64(st->moved));
 	json_object_object_add(o, "minimum", json_object_new_int64(st->minimum));
 	json_object_object_add(o, "failed", json_object_new_int64(st->failed));
+	json_object_object_add(o, "large_folios", json_object_new_int64(st->large_folios));
+	json_object_object_add(o, "large_folio_pages", json_object_new_int64(st->large_size));
+	json_object_object_add(o, "large_folios_moved", json_object_new_int64(st->large_moved));
+	json_object_object_add(o, "fixed", json_object_new_int64(st->fixed));
+	json_object_object_add(o, "folios_known",
+			       json_object_new_string(st->folios_known == BWAP_FOLIOS_ALL ? "all" :
+						      st->folios_known == BWAP_FOLIOS_PMD ? "pmd-mapped" : "none"));
 	for (int i = 0; i < st->nr_nodes; i++) {
 		struct json_object *n = json_object_new_object();
 

@@ -138,8 +138,12 @@ static int push_portable(struct target *t, double dwp, const char *why, const st
 		n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", st.target[i]);
 	}
 	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: move_pages moved %ld of %ld pages (minimum %ld), "
-	       "not moved %ld; pages now %s, shares %s", t->pid, t->pushes, why, dwp, weights_str(w, ws, sizeof(ws)),
-	       st.moved, st.pages, st.minimum, st.failed, b1, b2);
+	       "not moved %ld; pages now %s, shares %s; %ld large folio(s) of %ld pages, %ld moved whole%s%s%s",
+	       t->pid, t->pushes, why, dwp, weights_str(w, ws, sizeof(ws)), st.moved, st.pages, st.minimum,
+	       st.failed, b1, b2, st.large_folios, st.large_size, st.large_moved,
+	       st.folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
+	       st.folios_known == BWAP_FOLIOS_ALL ? "" : st.why,
+	       st.folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
 	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
 			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
 	return 0;

@@ -8,16 +8,24 @@
  *                     the largest-remainder shares of these weights?
  *                     prints "check PASS ..." or "check FAIL ..."
  *   counts            prints the pages per node
+ *   folios            the whole large folios (THPs) in the buffer:
+ *                     "folios N SIZE P0,P1,..." (N folios, the largest of
+ *                     SIZE pages, P pages in them per node), or
+ *                     "folios unknown WHY" without root's folio view
  *   phase NAME        a phase change: appends "NAME\n" to the file named by
  *                     BWAP_PHASE (the phase protocol, bwapd(8) PHASES)
  *   quit              exits 0
  * With BWAP_PROGRESS set, it also adds one per pass to that progress file.
- * --thp never gives the buffer base pages only (MADV_NOHUGEPAGE), so that
- * placement is exact per page even where THP is "always" (Debian's
- * kernels); --thp huge aligns it to 2 MiB and asks for huge pages
- * (MADV_HUGEPAGE), each of which is one interleave step; the default
- * leaves the system's THP setting in charge.
- * Static, libc only, so it runs in the busybox guest.
+ * The buffer starts --offset pages (default 0) after a 2 MiB boundary,
+ * between PROT_NONE guards that keep it from merging with another
+ * mapping, so what THP makes of it is known: under THP "always" (Debian's
+ * kernels) every 2 MiB-aligned 512 pages inside it are one THP, the rest
+ * base pages.  --thp system (the default) leaves that to the system's
+ * setting; --thp never gives base pages only (MADV_NOHUGEPAGE), so that
+ * the kernel's own interleave is exact per page; --thp huge asks for huge
+ * pages (MADV_HUGEPAGE), each of which is one interleave step.
+ * Static, with libbwap (page counts, largest-remainder shares), so it
+ * runs in the busybox guest.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -27,90 +35,51 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_NODES 64
+#include "../lib/bwap.h"
+
 #define HUGE_SIZE (2UL << 20)	/* x86_64 PMD: the size of a THP */
 
 static char *buf;
 static long npages, psz;
 
-static int count(long *per_node, int *nr)
+static void print_nodes(const long *v, int nr)
 {
-	void **pages = calloc(npages, sizeof(*pages));
-	int *status = calloc(npages, sizeof(*status));
-
-	if (!pages || !status)
-		return -1;
-	for (long i = 0; i < npages; i++)
-		pages[i] = buf + i * psz;
-	if (syscall(SYS_move_pages, 0, npages, pages, NULL, status, 0)) {
-		perror("bwap-toucher: move_pages");
-		return -1;
-	}
-	memset(per_node, 0, MAX_NODES * sizeof(*per_node));
-	*nr = 0;
-	for (long i = 0; i < npages; i++)
-		if (status[i] >= 0 && status[i] < MAX_NODES) {
-			per_node[status[i]]++;
-			if (status[i] + 1 > *nr)
-				*nr = status[i] + 1;
-		}
-	free(pages);
-	free(status);
-	return 0;
-}
-
-/* The kernel's rule: floor shares, then one each by largest remainder, ties to more pages now, then lower id. */
-static void shares(long total, const int *w, int nr, const long *cur, long *t)
-{
-	unsigned long long sum = 0;
-	long given = 0;
-	int extra[MAX_NODES] = { 0 };
-
 	for (int i = 0; i < nr; i++)
-		sum += w[i];
-	for (int i = 0; i < nr; i++) {
-		t[i] = sum ? (unsigned long long)total * w[i] / sum : 0;
-		given += t[i];
-	}
-	while (sum && given < total) {
-		int best = -1;
-
-		for (int i = 0; i < nr; i++) {
-			unsigned long long r = (unsigned long long)total * w[i] % sum, rb;
-
-			if (!w[i] || extra[i])
-				continue;
-			rb = best < 0 ? 0 : (unsigned long long)total * w[best] % sum;
-			if (best < 0 || r > rb || (r == rb && cur[i] > cur[best]))
-				best = i;
-		}
-		extra[best] = 1;
-		t[best]++;
-		given++;
-	}
+		printf("%s%ld", i ? "," : " ", v[i]);
 }
 
 static void command(char *line)
 {
-	long per[MAX_NODES], t[MAX_NODES];
-	int w[MAX_NODES] = { 0 }, nw = 0, nr, ok = 1;
-	char *p;
+	struct bwap_page_census c;
+	long t[BWAP_MAX_NODES];
+	unsigned char w[BWAP_MAX_NODES] = { 0 };
+	int nw = 0, nr, ok = 1;
+	char err[256], *p;
 
 	line[strcspn(line, "\n")] = '\0';
 	if (!strcmp(line, "quit"))
 		exit(0);
-	if (count(per, &nr)) {
-		printf("check FAIL move_pages\n");
+	if (bwap_count_pages(buf, npages * psz, &c, err, sizeof(err))) {
+		printf("check FAIL %s\n", err);
 		return;
 	}
+	nr = c.nr_nodes;
 	if (!strcmp(line, "counts")) {
 		printf("counts");
-		for (int i = 0; i < nr; i++)
-			printf("%s%ld", i ? "," : " ", per[i]);
+		print_nodes(c.pages, nr);
+		printf("\n");
+		return;
+	}
+	if (!strcmp(line, "folios")) {
+		if (c.folios_known != BWAP_FOLIOS_ALL) {
+			printf("folios unknown %s\n", c.why);
+			return;
+		}
+		printf("folios %ld %ld", c.large_folios, c.large_size);
+		print_nodes(c.large, nr);
 		printf("\n");
 		return;
 	}
@@ -132,19 +101,19 @@ static void command(char *line)
 		printf("unknown command '%s'\n", line);
 		return;
 	}
-	for (p = line + 6; *p && nw < MAX_NODES; nw++) {
+	for (p = line + 6; *p && nw < BWAP_MAX_NODES; nw++) {
 		w[nw] = strtol(p, &p, 10);
 		if (*p == ',')
 			p++;
 	}
 	if (nr < nw)
 		nr = nw;
-	shares(npages, w, nw, per, t);
+	/* the kernel's rule: floor shares, then one each by largest remainder, ties to more pages now */
+	bwap_largest_remainder(npages, w, c.pages, nw, t);
 	for (int i = 0; i < nr; i++)
-		ok &= per[i] == (i < nw ? t[i] : 0);
+		ok &= c.pages[i] == (i < nw ? t[i] : 0);
 	printf("check %s weights %s pages", ok ? "PASS" : "FAIL", line + 6);
-	for (int i = 0; i < nr; i++)
-		printf("%s%ld", i ? "," : " ", per[i]);
+	print_nodes(c.pages, nr);
 	printf(" expected");
 	for (int i = 0; i < nr; i++)
 		printf("%s%ld", i ? "," : " ", i < nw ? t[i] : 0);
@@ -158,12 +127,18 @@ int main(int argc, char **argv)
 	char line[512];
 	size_t have = 0, len;
 	int thp_advice = 0;	/* --thp: 0 (the system's setting) or the madvise() advice */
+	long offset = 0;	/* --offset: pages after a 2 MiB boundary */
 
 	npages = 1000;
 	psz = sysconf(_SC_PAGESIZE);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--pages") && i + 1 < argc) {
 			npages = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--offset") && i + 1 < argc) {
+			offset = atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc && !strcmp(argv[i + 1], "system")) {
+			thp_advice = 0;
+			i++;
 		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc && !strcmp(argv[i + 1], "never")) {
 			thp_advice = MADV_NOHUGEPAGE;
 			i++;
@@ -171,12 +146,16 @@ int main(int argc, char **argv)
 			thp_advice = MADV_HUGEPAGE;
 			i++;
 		} else {
-			fprintf(stderr, "usage: bwap-toucher [--pages N] [--thp never|huge]\n");
+			fprintf(stderr, "usage: bwap-toucher [--pages N] [--offset PAGES] [--thp system|never|huge]\n");
 			return 2;
 		}
 	}
 	if (npages < 1 || npages > (1L << 26)) {
 		fprintf(stderr, "bwap-toucher: --pages must be from 1 to %ld\n", 1L << 26);
+		return 2;
+	}
+	if (offset < 0 || offset >= (long)(HUGE_SIZE / psz)) {
+		fprintf(stderr, "bwap-toucher: --offset must be from 0 to %ld pages\n", (long)(HUGE_SIZE / psz) - 1);
 		return 2;
 	}
 	if (pf) {
@@ -189,20 +168,24 @@ int main(int argc, char **argv)
 		}
 	}
 	len = npages * psz;
-	/* with --thp huge, room to start the buffer on a huge-page boundary */
-	buf = mmap(NULL, len + (thp_advice == MADV_HUGEPAGE ? HUGE_SIZE : 0), PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED) {
-		perror("bwap-toucher: mmap");
-		return 1;
-	}
-	if (thp_advice == MADV_HUGEPAGE) {
-		char *start = (char *)(((uintptr_t)buf + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1));
+	/*
+	 * Room for a 2 MiB boundary and a guard page either side; what is not
+	 * the buffer stays mapped PROT_NONE, so no later mapping merges with
+	 * it and turns a partial 2 MiB range into a whole one.
+	 */
+	{
+		size_t room = len + 2 * HUGE_SIZE + 2 * psz;
+		char *raw = mmap(NULL, room, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		if (start > buf)
-			munmap(buf, start - buf);
-		munmap(start + len, buf + HUGE_SIZE - start);
-		buf = start;
+		if (raw == MAP_FAILED) {
+			perror("bwap-toucher: mmap");
+			return 1;
+		}
+		buf = (char *)(((uintptr_t)raw + psz + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1)) + offset * psz;
+		if (mprotect(buf, len, PROT_READ | PROT_WRITE)) {
+			perror("bwap-toucher: mprotect");
+			return 1;
+		}
 	}
 	if (thp_advice && madvise(buf, len, thp_advice)) {
 		perror("bwap-toucher: madvise (--thp)");

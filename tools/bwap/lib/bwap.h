@@ -426,6 +426,84 @@ void bwap_largest_remainder(long total, const unsigned char *w, const long *cur,
  * kernel must move to reach them (sum of max(0, current - target)).
  */
 long bwap_pagedist_targets(const struct bwap_pagedist *d, const unsigned char *w, long *target);
+/*
+ * Folio units, as mm/mempolicy_rebalance.c's mpol_rebalance_split() plans
+ * them: a large folio (THP) of unit pages moves whole, so the goals (the
+ * largest-remainder shares of every page, bwap_largest_remainder()) are
+ * met with whole large folios where they cost the fewest moves, no node
+ * passing its goal by a folio, and base pages fill each node's remainder,
+ * exactly where there are enough of them.  Per node of nr: base pages,
+ * pages in large folios of unit pages (unit 0: none), pages that cannot
+ * move (fixed: parts of folios, smaller large folios); out: the base and
+ * large-folio pages each node ends with.
+ */
+void bwap_folio_split(long unit, int nr, const long *base, const long *large, const long *fixed,
+		      const long *goal, long *base_to, long *large_to);
+
+/* ---- folios.c: a process's folios from user space ----------------------- */
+
+/*
+ * One unit of portable mode's plan: a base page, a whole large folio (a
+ * THP: its pages mapped here in a row, moved as one), or the pages of a
+ * folio mapped here only in part (whole 0: they cannot move alone).
+ */
+struct bwap_unit {
+	unsigned long addr;	/* its first page */
+	long pages;
+	int node;		/* from the move_pages query; -1 before it */
+	int vma;		/* its mapping, numbered in address order */
+	int whole;
+};
+
+struct bwap_unit_list {
+	struct bwap_unit *u;
+	long n, cap;
+};
+
+/* How much of the folios a scan sees. */
+enum bwap_folios_known {
+	BWAP_FOLIOS_NONE,	/* nothing: every page is a base page */
+	BWAP_FOLIOS_ALL,	/* every folio: pagemap PFNs and /proc/kpageflags (root) */
+	BWAP_FOLIOS_PMD,	/* the PMD-mapped THPs only: PAGEMAP_SCAN (Linux 6.7+), no root needed */
+};
+
+/*
+ * /proc/PID/pagemap (PFNs need CAP_SYS_ADMIN) and /proc/kpageflags (root)
+ * open; folios_known says what the scans see, why what is missing when it
+ * is not BWAP_FOLIOS_ALL.
+ */
+struct bwap_folio_reader {
+	int pagemap, kpageflags;
+	int folios_known;	/* enum bwap_folios_known */
+	char why[160];
+	long pmd_pages;		/* pages in a PMD-mapped THP (hpage_pmd_size) */
+	long block;		/* the kpageflags block cached in flags */
+	uint64_t flags[512];
+};
+
+/* pid 0: the caller.  -1 if pagemap cannot be read (then every page is listed). */
+int bwap_folio_reader_open(pid_t pid, struct bwap_folio_reader *r);
+void bwap_folio_reader_close(struct bwap_folio_reader *r);
+/*
+ * Append the present pages of [start, end) to l as units of mapping vma,
+ * in address order; exclusive_only: only pages mapped by this process
+ * alone (pagemap bit 56), the ones MPOL_MF_MOVE moves.  -1: out of memory.
+ */
+int bwap_folio_scan(struct bwap_folio_reader *r, unsigned long start, unsigned long end, int vma,
+		    int exclusive_only, struct bwap_unit_list *l);
+void bwap_unit_list_free(struct bwap_unit_list *l);
+
+/* The caller's pages of a buffer per node, and how many are in whole large folios. */
+struct bwap_page_census {
+	int nr_nodes;			/* highest node with pages + 1 */
+	long total;			/* present pages */
+	long pages[BWAP_MAX_NODES];	/* per node, every page asked with move_pages */
+	long large[BWAP_MAX_NODES];	/* of them, pages in whole large folios */
+	long large_folios, large_size;	/* how many, and the largest's pages */
+	int folios_known;		/* enum bwap_folios_known (why says what is missing) */
+	char why[160];
+};
+int bwap_count_pages(const void *buf, size_t len, struct bwap_page_census *c, char *err, size_t errlen);
 
 /* ---- place.c: portable mode, pages placed from user space ---------------- */
 
@@ -433,17 +511,42 @@ struct bwap_place_stats {
 	int nr_nodes;
 	long pages;				/* resident anonymous pages seen */
 	long before[BWAP_MAX_NODES];		/* per node, from the move_pages query */
-	long target[BWAP_MAX_NODES];		/* largest-remainder shares, per mapping, summed */
+	long target[BWAP_MAX_NODES];		/*
+						 * the plan per node, summed over mappings: each
+						 * mapping's largest-remainder shares, met in
+						 * folio units (bwap_folio_split())
+						 */
 	long after[BWAP_MAX_NODES];		/* per node after the moves (a second query) */
-	long minimum;				/* sum over mappings of max(0, before - target) */
+	long minimum;				/* pages the plan moves: per mapping, kind and node, max(0, before - plan) */
 	long moved, failed;			/* pages move_pages moved, and could not */
+	long large_folios, large_size;		/* whole large folios planned, and the largest's pages */
+	long large_moved;			/* of them, moved */
+	long fixed;				/* pages of folios mapped in part, or smaller large folios: they stay */
+	int folios_known;			/* enum bwap_folios_known; why says what is missing */
+	char why[160];
 	double seconds;				/* the query and the moves (not the check after) */
 };
 
+/* One move of bwap_place_plan(): unit index in the list, destination node. */
+struct bwap_move {
+	long unit;
+	int dest;
+};
+
 /*
- * Place pid's resident anonymous pages at w's exact shares, moving only
- * the minimum (dry_run: only compute).  Needs ptrace access to pid.  0 or
- * -1 with err (errno's text).
+ * Portable mode's plan for l (units grouped by mapping, in address order,
+ * nodes queried) at weights w over nr nodes: fills mv (l->n entries at
+ * most) and st's before, target, minimum, pages, large_folios, large_size
+ * and fixed (added to what st holds); returns the number of moves.
+ */
+long bwap_place_plan(const struct bwap_unit_list *l, const unsigned char *w, int nr, struct bwap_place_stats *st,
+		     struct bwap_move *mv);
+
+/*
+ * Place pid's resident anonymous pages at w's exact shares in folio
+ * units, moving only the minimum (dry_run: only compute).  Needs ptrace
+ * access to pid; folio boundaries need root (CAP_SYS_ADMIN, /proc/kpageflags).
+ * 0 or -1 with err (errno's text).
  */
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen);

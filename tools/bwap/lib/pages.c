@@ -244,3 +244,96 @@ long bwap_pagedist_targets(const struct bwap_pagedist *d, const unsigned char *w
 	}
 	return move;
 }
+
+/*
+ * Pages a node sends away if it keeps or receives units large folios of
+ * unit pages, with avail = goal - fixed pages to fill: the large folios it
+ * has beyond units, and the base pages it has beyond what is left of avail.
+ */
+static long split_cost(long unit, long base, long large, long avail, long units)
+{
+	long have = large / unit, left = avail - units * unit, over = have - units;
+
+	return (over > 0 ? over : 0) * unit + (base - (left > 0 ? left : 0) > 0 ? base - (left > 0 ? left : 0) : 0);
+}
+
+/*
+ * The base pages' part of bwap_folio_split(): each node's room, goal -
+ * fixed - large_to, filled with base pages; where they fall short, the
+ * shortfall comes off the nodes that receive base pages, evenly, the last
+ * pages from the lowest node ids (mm/mempolicy_rebalance.c's split_base()).
+ */
+static void split_base(int nr, const long *base, const long *fixed, const long *goal, const long *large_to,
+		       long *base_to)
+{
+	long excess = 0, step, least;
+	int active;
+
+	for (int i = 0; i < nr; i++) {
+		base_to[i] = goal[i] - fixed[i] - large_to[i];
+		if (base_to[i] < 0)
+			base_to[i] = 0;
+		excess += base_to[i] - base[i];
+	}
+	while (excess > 0) {
+		active = 0;
+		least = 0;
+		for (int i = 0; i < nr; i++) {
+			if (base_to[i] <= base[i])
+				continue;
+			if (!active++ || base_to[i] - base[i] < least)
+				least = base_to[i] - base[i];
+		}
+		if (!active)
+			break;	/* cannot happen: the rooms exceed the base pages by excess */
+		step = excess / active < least ? excess / active : least;
+		for (int i = 0; i < nr && excess > 0; i++) {
+			if (base_to[i] <= base[i])
+				continue;
+			base_to[i] -= step ? step : 1;
+			excess -= step ? step : 1;
+		}
+	}
+}
+
+void bwap_folio_split(long unit, int nr, const long *base, const long *large, const long *fixed,
+		      const long *goal, long *base_to, long *large_to)
+{
+	long units = 0;
+
+	for (int i = 0; i < nr; i++) {
+		large_to[i] = 0;
+		if (unit)
+			units += large[i] / unit;
+	}
+	for (; units > 0; units--) {
+		long best_cost = 0, best_room = 0;
+		int best = -1, best_tier = 0;
+
+		for (int i = 0; i < nr; i++) {
+			long avail = goal[i] - fixed[i], given = large_to[i] / unit;
+			long room = avail - large_to[i], cost;
+			int tier = room < unit;
+
+			if (room <= 0)
+				continue;
+			cost = split_cost(unit, base[i], large[i], avail, given + 1) -
+			       split_cost(unit, base[i], large[i], avail, given);
+			if (best < 0 || tier < best_tier ||
+			    (tier == best_tier && (cost < best_cost || (cost == best_cost && room > best_room)))) {
+				best = i;
+				best_tier = tier;
+				best_cost = cost;
+				best_room = room;
+			}
+		}
+		if (best < 0) {
+			/* cannot happen: the goals add up to every page; leave the large folios be */
+			for (int i = 0; i < nr; i++)
+				large_to[i] = large[i];
+			break;
+		}
+		large_to[best] += unit;
+	}
+	split_base(nr, base, fixed, goal, large_to, base_to);
+}

@@ -2,12 +2,16 @@
 /*
  * Portable mode: a process's pages placed at exact weighted shares from
  * user space, for kernels without the BWAP series (as the BWAP paper's
- * user-level variant did).  A move_pages(2) query says where each
- * resident anonymous page is; the largest-remainder shares of the weights
- * say how many each node should hold, per mapping as the kernel's own
- * rebalance counts them; then exactly the pages on nodes above their
- * share move, to nodes below theirs, so the number moved is the minimum:
- * the sum over mappings and nodes of max(0, now - share).
+ * user-level variant did).  The plan is made in folio units as the
+ * kernel's rebalance makes it (mm/mempolicy_rebalance.c): the present
+ * pages are listed as base pages, whole large folios and parts of folios
+ * (lib/folios.c), a move_pages query says where each is, and per mapping
+ * the largest-remainder shares of all its pages are met with whole large
+ * folios where they cost the fewest moves and with base pages for the
+ * rest (bwap_folio_split()).  Exactly the units on nodes above their plan
+ * move, each to a node below it, a large folio whole through one
+ * move_pages entry, so the number moved is the minimum: the sum over
+ * mappings, kinds and nodes of max(0, now - plan).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,95 +29,26 @@
 
 #define BATCH 4096
 
-struct page_list {
-	void **addr;
-	int *node;
-	int *vma;		/* which mapping, in address order */
-	long n, cap;
-};
-
-static int add_page(struct page_list *l, void *addr, int vma)
-{
-	if (l->n == l->cap) {
-		long cap = l->cap ? 2 * l->cap : 65536;
-		void **a = realloc(l->addr, cap * sizeof(*a));
-		int *nd, *v;
-
-		if (!a)
-			return -1;
-		l->addr = a;
-		nd = realloc(l->node, cap * sizeof(*nd));
-		if (!nd)
-			return -1;
-		l->node = nd;
-		v = realloc(l->vma, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		l->vma = v;
-		l->cap = cap;
-	}
-	l->vma[l->n] = vma;
-	l->addr[l->n++] = addr;
-	return 0;
-}
-
 /*
- * The pages of [start, end) that are present and mapped by this process
- * alone, from /proc/PID/pagemap (bits 63 and 56 of each 8-byte entry;
- * readable without privileges): pages shared after a fork cannot be moved
- * with MPOL_MF_MOVE, so they are not counted either, and a large sparse
- * mapping costs a read, not a move_pages entry per page.
+ * Every present page of pid's private anonymous writable mappings (the
+ * heap and anonymous mmaps: what an interleave policy places) that this
+ * process maps alone (shared pages after a fork cannot move with
+ * MPOL_MF_MOVE), as units (lib/folios.c), without their nodes yet.
  */
-static int add_present(struct page_list *l, int pagemap, unsigned long start, unsigned long end, long psz,
-		       int vma)
-{
-	uint64_t ent[512];
-
-	for (unsigned long a = start; a < end;) {
-		size_t want = (end - a) / psz < 512 ? (end - a) / psz : 512;
-		ssize_t got = pagemap < 0 ? -1 : pread(pagemap, ent, want * 8, (off_t)(a / psz) * 8);
-
-		if (got < 8) {
-			/* no pagemap: list every page, the move_pages query sorts them out */
-			for (size_t i = 0; i < want; i++)
-				if (add_page(l, (void *)(a + i * psz), vma))
-					return -1;
-			a += want * psz;
-			continue;
-		}
-		/* present (bit 63) and mapped by this process alone (bit 56): what MPOL_MF_MOVE moves */
-		for (size_t i = 0; i < (size_t)got / 8; i++)
-			if ((ent[i] >> 63) & 1 && (ent[i] >> 56) & 1 && add_page(l, (void *)(a + i * psz), vma))
-				return -1;
-		a += (got / 8) * psz;
-	}
-	return 0;
-}
-
-static int query_nodes(pid_t pid, struct page_list *l, char *err, size_t errlen);
-
-/*
- * Every page of pid's private anonymous writable mappings (the heap and
- * anonymous mmaps: what an interleave policy places), with its node from
- * a move_pages query; pages not present are left out.
- */
-static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
+static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, char *err,
+			 size_t errlen)
 {
 	char path[64], line[4096];
-	long psz = sysconf(_SC_PAGESIZE);
-	int nvma = 0, pagemap;
+	int nvma = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	pagemap = open(path, O_RDONLY | O_CLOEXEC);	/* without it, every page is asked about */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		if (pagemap >= 0)
-			close(pagemap);
 		return -1;
 	}
+	bwap_folio_reader_open(pid, r);	/* without pagemap, every page is asked about */
 	l->n = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end, inode;
@@ -123,59 +58,125 @@ static int query_pages(pid_t pid, struct page_list *l, char *err, size_t errlen)
 			continue;
 		if (perms[1] != 'w' || perms[3] != 'p' || inode || (name[0] && strcmp(name, "[heap]")))
 			continue;
-		nvma++;
-		if (add_present(l, pagemap, start, end, psz, nvma)) {
+		if (bwap_folio_scan(r, start, end, ++nvma, 1, l)) {
 			fclose(f);
-			if (pagemap >= 0)
-				close(pagemap);
+			bwap_folio_reader_close(r);
 			snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
 			return -1;
 		}
 	}
-	if (pagemap >= 0)
-		close(pagemap);
+	bwap_folio_reader_close(r);
 	fclose(f);
-	return query_nodes(pid, l, err, errlen);
+	return 0;
 }
 
-/* Where each page of l is (a move_pages query); pages not present leave l. */
-static int query_nodes(pid_t pid, struct page_list *l, char *err, size_t errlen)
+/* Where each unit of l is (a move_pages query of its first page); units not present leave l. */
+static int query_nodes(pid_t pid, struct bwap_unit_list *l, char *err, size_t errlen)
 {
+	void *addr[BATCH];
 	int status[BATCH];
 	long kept = 0;
 
 	for (long i = 0; i < l->n; i += BATCH) {
 		long k = l->n - i < BATCH ? l->n - i : BATCH;
 
-		if (syscall(SYS_move_pages, pid, k, l->addr + i, NULL, status, 0)) {
+		for (long j = 0; j < k; j++)
+			addr[j] = (void *)l->u[i + j].addr;
+		if (syscall(SYS_move_pages, pid, k, addr, NULL, status, 0)) {
 			snprintf(err, errlen, "move_pages query of pid %d: %s", (int)pid, strerror(errno));
 			return -1;
 		}
 		for (long j = 0; j < k; j++) {
 			if (status[j] < 0 || status[j] >= BWAP_MAX_NODES)
 				continue;	/* not present (-ENOENT) or not ours to see */
-			l->addr[kept] = l->addr[i + j];
-			l->vma[kept] = l->vma[i + j];
-			l->node[kept++] = status[j];
+			l->u[kept] = l->u[i + j];
+			l->u[kept++].node = status[j];
 		}
 	}
 	l->n = kept;
 	return 0;
 }
 
+long bwap_place_plan(const struct bwap_unit_list *l, const unsigned char *w, int nr, struct bwap_place_stats *st,
+		     struct bwap_move *mv)
+{
+	long nmv = 0;
+
+	/* one mapping at a time: its units sit together in l, in address order */
+	for (long s0 = 0, s1; s0 < l->n; s0 = s1) {
+		long cur[BWAP_MAX_NODES] = { 0 }, base[BWAP_MAX_NODES] = { 0 }, large[BWAP_MAX_NODES] = { 0 };
+		long fixed[BWAP_MAX_NODES] = { 0 }, goal[BWAP_MAX_NODES], base_to[BWAP_MAX_NODES];
+		long large_to[BWAP_MAX_NODES], sb[BWAP_MAX_NODES], sl[BWAP_MAX_NODES], total = 0, unit = 0;
+
+		/* the largest whole large folio is the one planned; smaller ones stay, as parts do */
+		for (s1 = s0; s1 < l->n && l->u[s1].vma == l->u[s0].vma; s1++)
+			if (l->u[s1].node >= 0 && l->u[s1].node < nr && l->u[s1].whole && l->u[s1].pages > unit)
+				unit = l->u[s1].pages;
+		unit = unit > 1 ? unit : 0;
+		for (long i = s0; i < s1; i++) {
+			const struct bwap_unit *u = &l->u[i];
+
+			if (u->node < 0 || u->node >= nr)
+				continue;
+			cur[u->node] += u->pages;
+			total += u->pages;
+			if (u->whole && u->pages == 1)
+				base[u->node]++;
+			else if (u->whole && u->pages == unit) {
+				large[u->node] += u->pages;
+				st->large_folios++;
+			} else
+				fixed[u->node] += u->pages;
+		}
+		st->large_size = unit > st->large_size ? unit : st->large_size;
+		bwap_largest_remainder(total, w, cur, nr, goal);
+		bwap_folio_split(unit, nr, base, large, fixed, goal, base_to, large_to);
+		for (int i = 0; i < nr; i++) {
+			sb[i] = base[i] - base_to[i];
+			sl[i] = large[i] - large_to[i];
+			st->before[i] += cur[i];
+			st->target[i] += fixed[i] + base_to[i] + large_to[i];
+			st->minimum += (sb[i] > 0 ? sb[i] : 0) + (sl[i] > 0 ? sl[i] : 0);
+			st->fixed += fixed[i];
+		}
+		st->pages += total;
+		/* each unit of a node above its plan goes to the first node below it with room for it */
+		for (long i = s0; i < s1; i++) {
+			const struct bwap_unit *u = &l->u[i];
+			long *s = u->pages == 1 ? sb : sl;
+			int d;
+
+			if (u->node < 0 || u->node >= nr || !u->whole || (u->pages != 1 && u->pages != unit) ||
+			    s[u->node] < u->pages)
+				continue;
+			for (d = 0; d < nr && -s[d] < u->pages; d++)
+				;
+			if (d == nr)
+				continue;
+			s[u->node] -= u->pages;
+			s[d] += u->pages;
+			mv[nmv].unit = i;
+			mv[nmv++].dest = d;
+		}
+	}
+	return nmv;
+}
+
 /*
- * Plan and make the moves for the pages in l (grouped by mapping), then
- * query where they are; requery(l) lists them again for that query.
+ * Plan and make the moves for the units list() gives (grouped by
+ * mapping, nodes queried), then list them again for where they are.
  */
-static int place_list(pid_t pid, struct page_list *l, const struct bwap_weights *w, int dry_run,
-		      struct bwap_place_stats *st, int (*list)(pid_t, struct page_list *, void *, char *, size_t),
+static int place_list(pid_t pid, struct bwap_unit_list *l, const struct bwap_weights *w, int dry_run,
+		      struct bwap_place_stats *st,
+		      int (*list)(pid_t, struct bwap_unit_list *, struct bwap_folio_reader *, void *, char *, size_t),
 		      void *arg, char *err, size_t errlen)
 {
 	unsigned char wb[BWAP_MAX_NODES] = { 0 };
-	long excess[BWAP_MAX_NODES], deficit[BWAP_MAX_NODES];
-	void **mv_addr = NULL;
-	int *mv_dest = NULL, status[BATCH], nr = w->nr_nodes, ret = -1;
-	long nmv = 0;
+	struct bwap_folio_reader r;
+	struct bwap_move *mv = NULL;
+	void *addr[BATCH];
+	int dest[BATCH], status[BATCH], nr = w->nr_nodes, ret = -1;
+	long nmv;
 	struct timespec t0, t1;
 
 	memset(st, 0, sizeof(*st));
@@ -183,49 +184,16 @@ static int place_list(pid_t pid, struct page_list *l, const struct bwap_weights 
 	for (int i = 0; i < nr; i++)
 		wb[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (list(pid, l, arg, err, errlen))
+	if (list(pid, l, &r, arg, err, errlen) || query_nodes(pid, l, err, errlen))
 		goto out;
-	mv_addr = malloc((l->n + 1) * sizeof(*mv_addr));
-	mv_dest = malloc((l->n + 1) * sizeof(*mv_dest));
-	if (!mv_addr || !mv_dest) {
+	st->folios_known = r.folios_known;
+	snprintf(st->why, sizeof(st->why), "%s", r.why);
+	mv = malloc((l->n + 1) * sizeof(*mv));
+	if (!mv) {
 		snprintf(err, errlen, "out of memory for %ld pages", l->n);
 		goto out;
 	}
-	/* one mapping at a time: its pages sit together in l, in address order */
-	for (long s0 = 0, s1; s0 < l->n; s0 = s1) {
-		long before[BWAP_MAX_NODES] = { 0 }, target[BWAP_MAX_NODES], total = 0;
-		int d = 0;
-
-		for (s1 = s0; s1 < l->n && l->vma[s1] == l->vma[s0]; s1++)
-			if (l->node[s1] < nr) {
-				before[l->node[s1]]++;
-				total++;
-			}
-		bwap_largest_remainder(total, wb, before, nr, target);
-		for (int i = 0; i < nr; i++) {
-			excess[i] = before[i] > target[i] ? before[i] - target[i] : 0;
-			deficit[i] = target[i] > before[i] ? target[i] - before[i] : 0;
-			st->before[i] += before[i];
-			st->target[i] += target[i];
-			st->minimum += excess[i];
-		}
-		st->pages += total;
-		/* each page on a node above its share goes to the next node below its share */
-		for (long i = s0; i < s1; i++) {
-			int from = l->node[i];
-
-			if (from >= nr || !excess[from])
-				continue;
-			while (d < nr && !deficit[d])
-				d++;
-			if (d == nr)
-				break;
-			excess[from]--;
-			deficit[d]--;
-			mv_addr[nmv] = l->addr[i];
-			mv_dest[nmv++] = d;
-		}
-	}
+	nmv = bwap_place_plan(l, wb, nr, st, mv);
 	memcpy(st->after, st->before, sizeof(st->after));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -233,52 +201,58 @@ static int place_list(pid_t pid, struct page_list *l, const struct bwap_weights 
 		ret = 0;
 		goto out;
 	}
+	/* one address per unit: a large folio moves whole when its first page is asked to */
 	for (long i = 0; i < nmv; i += BATCH) {
 		long k = nmv - i < BATCH ? nmv - i : BATCH;
 
-		if (syscall(SYS_move_pages, pid, k, mv_addr + i, mv_dest + i, status, MPOL_MF_MOVE) < 0 &&
-		    errno != ENOENT) {
+		for (long j = 0; j < k; j++) {
+			addr[j] = (void *)l->u[mv[i + j].unit].addr;
+			dest[j] = mv[i + j].dest;
+		}
+		if (syscall(SYS_move_pages, pid, k, addr, dest, status, MPOL_MF_MOVE) < 0 && errno != ENOENT) {
 			snprintf(err, errlen, "move_pages of pid %d: %s", (int)pid, strerror(errno));
 			goto out;
 		}
 		for (long j = 0; j < k; j++) {
-			if (status[j] == mv_dest[i + j])
-				st->moved++;
-			else
-				st->failed++;
+			long pages = l->u[mv[i + j].unit].pages;
+
+			if (status[j] == dest[j]) {
+				st->moved += pages;
+				st->large_moved += pages > 1;
+			} else {
+				st->failed += pages;
+			}
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	/* where the pages are now, by a second query */
-	if (list(pid, l, arg, err, errlen))
+	if (list(pid, l, &r, arg, err, errlen) || query_nodes(pid, l, err, errlen))
 		goto out;
 	memset(st->after, 0, sizeof(st->after));
 	for (long i = 0; i < l->n; i++)
-		if (l->node[i] < nr)
-			st->after[l->node[i]]++;
+		if (l->u[i].node < nr)
+			st->after[l->u[i].node] += l->u[i].pages;
 	ret = 0;
 out:
-	free(mv_addr);
-	free(mv_dest);
+	free(mv);
 	return ret;
 }
 
-static int list_process(pid_t pid, struct page_list *l, void *arg, char *err, size_t errlen)
+static int list_process(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, void *arg, char *err,
+			size_t errlen)
 {
-	return query_pages(pid, l, err, errlen);
+	return list_mappings(pid, l, r, err, errlen);
 }
 
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen)
 {
-	struct page_list l = { 0 };
+	struct bwap_unit_list l = { 0 };
 	int ret;
 
 	ret = place_list(pid, &l, w, dry_run, st, list_process, NULL, err, errlen);
-	free(l.addr);
-	free(l.node);
-	free(l.vma);
+	bwap_unit_list_free(&l);
 	return ret;
 }
 
@@ -287,32 +261,31 @@ struct range {
 	size_t len;
 };
 
-/* Every page of the range, one mapping as far as the shares go, then where each is. */
-static int list_range(pid_t pid, struct page_list *l, void *arg, char *err, size_t errlen)
+/* The present pages of the caller's range, as one mapping as far as the shares go. */
+static int list_range(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, void *arg, char *err,
+		      size_t errlen)
 {
-	const struct range *r = arg;
-	long psz = sysconf(_SC_PAGESIZE);
+	const struct range *rg = arg;
+	int ret;
 
 	l->n = 0;
-	for (size_t off = 0; off < r->len; off += psz)
-		if (add_page(l, r->start + off, 1)) {
-			snprintf(err, errlen, "out of memory listing %zu pages", r->len / psz);
-			return -1;
-		}
-	return query_nodes(pid, l, err, errlen);
+	bwap_folio_reader_open(0, r);
+	ret = bwap_folio_scan(r, (unsigned long)rg->start, (unsigned long)rg->start + rg->len, 1, 0, l);
+	bwap_folio_reader_close(r);
+	if (ret)
+		snprintf(err, errlen, "out of memory listing %zu pages", rg->len / sysconf(_SC_PAGESIZE));
+	return ret;
 }
 
 int bwap_place_range(void *start, size_t len, const struct bwap_weights *w, struct bwap_place_stats *st,
 		     char *err, size_t errlen)
 {
 	struct range r = { start, len };
-	struct page_list l = { 0 };
+	struct bwap_unit_list l = { 0 };
 	int ret;
 
 	ret = place_list(0, &l, w, 0, st, list_range, &r, err, errlen);
-	free(l.addr);
-	free(l.node);
-	free(l.vma);
+	bwap_unit_list_free(&l);
 	return ret;
 }
 

@@ -17,7 +17,7 @@
  * gives every task the same lines):
  *   check PID W0,W1,...  the task PID: are its pages exactly the shares of these weights?
  *   quit                 exit 0 (as does the end of stdin)
- * Static, libc only.
+ * Static, with libbwap (page counts, largest-remainder shares).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -29,82 +29,43 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../lib/mempolicy2.h"
+#include "../lib/bwap.h"
 
-#define MAX_NODES 64
+#define MAX_NODES BWAP_MAX_NODES
 #define MODE_WEIGHTED_INTERLEAVE 6
 
 static char *buf;
 static long npages, psz;
 static int nr_nodes;
 
+/* The buffer's pages per node, each asked with move_pages (libbwap). */
 static int count(long *per_node)
 {
-	void **pages = calloc(npages, sizeof(*pages));
-	int *status = calloc(npages, sizeof(*status));
+	struct bwap_page_census c;
+	char err[256];
 
-	if (!pages || !status) {
-		free(pages);
-		free(status);
+	if (bwap_count_pages(buf, npages * psz, &c, err, sizeof(err))) {
+		fprintf(stderr, "bwap-slurm-probe: %s\n", err);
 		return -1;
 	}
-	for (long i = 0; i < npages; i++)
-		pages[i] = buf + i * psz;
-	if (syscall(SYS_move_pages, 0, npages, pages, NULL, status, 0)) {
-		perror("bwap-slurm-probe: move_pages");
-		return -1;
-	}
-	memset(per_node, 0, MAX_NODES * sizeof(*per_node));
-	for (long i = 0; i < npages; i++)
-		if (status[i] >= 0 && status[i] < MAX_NODES) {
-			per_node[status[i]]++;
-			if (status[i] + 1 > nr_nodes)
-				nr_nodes = status[i] + 1;
-		}
-	free(pages);
-	free(status);
+	memcpy(per_node, c.pages, MAX_NODES * sizeof(*per_node));
+	if (c.nr_nodes > nr_nodes)
+		nr_nodes = c.nr_nodes;
 	return 0;
-}
-
-/* Largest remainder, ties to more pages now, then the lower id: the kernel's and bwapd's rule. */
-static void shares(long total, const int *w, const long *cur, long *t)
-{
-	unsigned long long sum = 0;
-	long given = 0;
-	int extra[MAX_NODES] = { 0 };
-
-	for (int i = 0; i < MAX_NODES; i++)
-		sum += w[i];
-	for (int i = 0; i < MAX_NODES; i++) {
-		t[i] = sum ? (unsigned long long)total * w[i] / sum : 0;
-		given += t[i];
-	}
-	while (sum && given < total) {
-		int best = -1;
-
-		for (int i = 0; i < MAX_NODES; i++) {
-			unsigned long long r = (unsigned long long)total * w[i] % sum, rb;
-
-			if (!w[i] || extra[i])
-				continue;
-			rb = best < 0 ? 0 : (unsigned long long)total * w[best] % sum;
-			if (best < 0 || r > rb || (r == rb && cur[i] > cur[best]))
-				best = i;
-		}
-		extra[best] = 1;
-		t[best]++;
-		given++;
-	}
 }
 
 /* "PASS" or "FAIL" for counts against the shares of w; per node into text. */
 static const char *check(const int *w, const long *per, char *text, size_t len)
 {
+	unsigned char wb[MAX_NODES];
 	long t[MAX_NODES];
 	int ok = 1;
 	size_t n = 0;
 
-	shares(npages, w, per, t);
+	for (int i = 0; i < MAX_NODES; i++)
+		wb[i] = w[i];
+	/* largest remainder, ties to more pages now, then the lower id: the kernel's and bwapd's rule */
+	bwap_largest_remainder(npages, wb, per, MAX_NODES, t);
 	text[0] = '\0';
 	for (int i = 0; i < MAX_NODES; i++) {
 		ok &= per[i] == t[i];
