@@ -25,6 +25,8 @@
  * folio units (mpol_rebalance_split()): the large folios go where they
  * cost the fewest moves while no node passes its share by a folio, and
  * base pages fill each node's remainder exactly where there are enough.
+ * Several folio sizes in one range are planned in turn, the largest
+ * first (mpol_rebalance_split_sizes()).
  */
 #include <kunit/visibility.h>
 #include <linux/hugetlb.h>
@@ -247,8 +249,58 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_split);
 
+/**
+ * mpol_rebalance_split_sizes - plan folios of several sizes to the goals
+ * @nr_sizes: large folio sizes in the range (0..REBALANCE_SIZES)
+ * @unit: pages in a folio of each size, largest first
+ * @large: per size, ->cur in: per-node pages in folios of that size;
+ *	->target out: the pages of that size each node ends with
+ * @base: ->cur in: per-node base pages; ->target out: the base pages each
+ *	node ends with
+ * @fixed: per-node pages that cannot move
+ * @goal: per-node share of the range, from mpol_rebalance_targets()
+ * @work: scratch, 3 * nr_node_ids entries
+ *
+ * The largest size is planned first, with mpol_rebalance_split(), against
+ * every smaller page as if it were a base page; the nodes then keep what
+ * the plan gave them, as fixed pages, and the next size is planned into
+ * what is left of each goal, and so on down to the base pages.  Each size
+ * fills a node's goal only in steps of its size, so the smaller sizes
+ * after it, and the base pages last, make up the rest: the result is
+ * exact where they are enough, as with one size.
+ */
+void mpol_rebalance_split_sizes(int nr_sizes, const unsigned long *unit,
+				struct mpol_rebalance_class *large,
+				struct mpol_rebalance_class *base,
+				const unsigned long *fixed, const long *goal,
+				long *work)
+{
+	unsigned long *placed = (unsigned long *)work;
+	unsigned long *smaller = placed + nr_node_ids;
+	long *unused = work + 2 * nr_node_ids;
+	int i, j, nid;
+
+	memcpy(placed, fixed, nr_node_ids * sizeof(*placed));
+	for (i = 0; i < nr_sizes; i++) {
+		for (nid = 0; nid < nr_node_ids; nid++) {
+			smaller[nid] = base->cur[nid];
+			for (j = i + 1; j < nr_sizes; j++)
+				smaller[nid] += large[j].cur[nid];
+		}
+		mpol_rebalance_split(unit[i], smaller, large[i].cur, placed,
+				     goal, unused, large[i].target);
+		for (nid = 0; nid < nr_node_ids; nid++)
+			placed[nid] += large[i].target[nid];
+	}
+	mpol_rebalance_split(0, base->cur, NULL, placed, goal, base->target,
+			     unused);
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_split_sizes);
+
 static void mpol_rebalance_free(struct mpol_rebalance *rb)
 {
+	int i;
+
 	kfree(rb->cur);
 	kfree(rb->fixed);
 	kfree(rb->goal);
@@ -256,10 +308,13 @@ static void mpol_rebalance_free(struct mpol_rebalance *rb)
 	kfree(rb->base.target);
 	kfree(rb->base.share);
 	kfree(rb->base.seen);
-	kfree(rb->large.cur);
-	kfree(rb->large.target);
-	kfree(rb->large.share);
-	kfree(rb->large.seen);
+	for (i = 0; i < REBALANCE_SIZES; i++) {
+		kfree(rb->large[i].cur);
+		kfree(rb->large[i].target);
+		kfree(rb->large[i].share);
+		kfree(rb->large[i].seen);
+	}
+	kfree(rb->work);
 	kfree(rb->to_node);
 }
 
@@ -381,7 +436,7 @@ static int rebalance_class_alloc(struct mpol_rebalance_class *c)
  */
 int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 {
-	int nid;
+	int nid, i, err;
 
 	memset(rb, 0, sizeof(*rb));
 	rb->flags = flags;
@@ -389,9 +444,12 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 	rb->fixed = kcalloc(nr_node_ids, sizeof(*rb->fixed), GFP_KERNEL);
 	rb->goal = kcalloc(nr_node_ids, sizeof(*rb->goal), GFP_KERNEL);
 	rb->to_node = kcalloc(nr_node_ids, sizeof(*rb->to_node), GFP_KERNEL);
-	if (!rb->cur || !rb->fixed || !rb->goal || !rb->to_node ||
-	    rebalance_class_alloc(&rb->base) ||
-	    rebalance_class_alloc(&rb->large)) {
+	rb->work = kcalloc(3 * nr_node_ids, sizeof(*rb->work), GFP_KERNEL);
+	err = !rb->cur || !rb->fixed || !rb->goal || !rb->to_node ||
+	      !rb->work || rebalance_class_alloc(&rb->base);
+	for (i = 0; i < REBALANCE_SIZES && !err; i++)
+		err = rebalance_class_alloc(&rb->large[i]);
+	if (err) {
 		mpol_rebalance_free(rb);
 		return -ENOMEM;
 	}
@@ -441,17 +499,65 @@ static bool rebalance_isolate(struct mpol_rebalance *rb, struct folio *folio,
 	return true;
 }
 
+/* The plan of @rb for folios of @pages pages, or NULL if none is. */
+static struct mpol_rebalance_class *
+rebalance_class(struct mpol_rebalance *rb, unsigned long pages)
+{
+	int i;
+
+	if (pages == 1)
+		return &rb->base;
+	for (i = 0; i < rb->nr_sizes; i++)
+		if (rb->unit[i] == pages)
+			return &rb->large[i];
+	return NULL;
+}
+
+/*
+ * Make room for large folios of @pages pages among the planned sizes,
+ * largest first.  With REBALANCE_SIZES sizes planned already, the
+ * smallest of them and @pages, the folios of the smaller one stay, as
+ * fixed.  Return: the plan for the size, or NULL if it stays.
+ */
+static struct mpol_rebalance_class *
+rebalance_add_size(struct mpol_rebalance *rb, unsigned long pages)
+{
+	struct mpol_rebalance_class last;
+	int i, nid;
+
+	if (rb->nr_sizes == REBALANCE_SIZES) {
+		if (pages < rb->unit[REBALANCE_SIZES - 1])
+			return NULL;
+		last = rb->large[REBALANCE_SIZES - 1];
+		for (nid = 0; nid < nr_node_ids; nid++) {
+			rb->fixed[nid] += last.cur[nid];
+			last.cur[nid] = 0;
+		}
+		rb->nr_sizes--;
+	} else {
+		last = rb->large[rb->nr_sizes];
+	}
+	/* Keep the sizes in order; the class arrays move with their size. */
+	for (i = rb->nr_sizes; i > 0 && rb->unit[i - 1] < pages; i--) {
+		rb->unit[i] = rb->unit[i - 1];
+		rb->large[i] = rb->large[i - 1];
+	}
+	rb->unit[i] = pages;
+	rb->large[i] = last;
+	rb->nr_sizes++;
+	return &rb->large[i];
+}
+
 /*
  * First walk: count @folio, of which @nr pages are mapped in the range, in
  * its kind.  A large folio only partly mapped in the range would move
- * pages outside it, so it stays; so do large folios smaller than the
- * largest size in the range, which is the one planned.
+ * pages outside it, so it stays.
  */
 static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 			    int src, unsigned long nr)
 {
 	unsigned long pages = folio_nr_pages(folio);
-	int nid;
+	struct mpol_rebalance_class *c;
 
 	rb->cur[src] += nr;
 	rb->scanned += nr;
@@ -459,19 +565,11 @@ static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 		rb->fixed[src] += nr;
 		return;
 	}
-	if (pages == 1) {
-		rb->base.cur[src]++;
-		return;
-	}
-	if (pages > rb->unit) {
-		for (nid = 0; nid < nr_node_ids; nid++) {
-			rb->fixed[nid] += rb->large.cur[nid];
-			rb->large.cur[nid] = 0;
-		}
-		rb->unit = pages;
-	}
-	if (pages == rb->unit)
-		rb->large.cur[src] += pages;
+	c = rebalance_class(rb, pages);
+	if (!c)
+		c = rebalance_add_size(rb, pages);
+	if (c)
+		c->cur[src] += pages;
 	else
 		rb->fixed[src] += pages;
 }
@@ -495,11 +593,8 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 	}
 	if (nr != folio_nr_pages(folio))
 		return;
-	if (nr == 1)
-		c = &rb->base;
-	else if (nr == rb->unit)
-		c = &rb->large;
-	else
+	c = rebalance_class(rb, nr);
+	if (!c)
 		return;
 	c->seen[src] += nr;
 	dst = mpol_rebalance_pick(c, src, pages);
@@ -682,14 +777,15 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 			const nodemask_t *nodes, const u8 *weight)
 {
 	unsigned long total = 0, needed;
-	int nid, err;
+	int nid, i, err;
 
 	mmap_assert_locked(vma->vm_mm);
 	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
 	memset(rb->fixed, 0, nr_node_ids * sizeof(*rb->fixed));
 	rebalance_class_clear(&rb->base);
-	rebalance_class_clear(&rb->large);
-	rb->unit = 0;
+	for (i = 0; i < REBALANCE_SIZES; i++)
+		rebalance_class_clear(&rb->large[i]);
+	rb->nr_sizes = 0;
 	rb->to_queue = 0;
 	rb->counting = true;
 	err = walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
@@ -706,10 +802,11 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 	 */
 	if (!mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal))
 		return 0;
-	mpol_rebalance_split(rb->unit, rb->base.cur, rb->large.cur, rb->fixed,
-			     rb->goal, rb->base.target, rb->large.target);
-	needed = rebalance_class_plan(&rb->base) +
-		 rebalance_class_plan(&rb->large);
+	mpol_rebalance_split_sizes(rb->nr_sizes, rb->unit, rb->large, &rb->base,
+				   rb->fixed, rb->goal, rb->work);
+	needed = rebalance_class_plan(&rb->base);
+	for (i = 0; i < rb->nr_sizes; i++)
+		needed += rebalance_class_plan(&rb->large[i]);
 	rb->needed += needed;
 	rb->to_queue = needed;
 	return 0;

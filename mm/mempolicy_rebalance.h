@@ -21,6 +21,12 @@
  */
 #define REBALANCE_BATCH 512
 
+/*
+ * Large folio sizes planned in one range, largest first.  Folios of a
+ * further, smaller size stay where they are and count as fixed.
+ */
+#define REBALANCE_SIZES 3
+
 /**
  * struct mpol_rebalance_class - the plan for one kind of folio in a range
  * @cur: per-node pages of this kind in the range
@@ -55,14 +61,16 @@ struct mpol_rebalance_class {
  * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
  * @resume: where the second walk stopped
- * @unit: pages in the large folios planned in the range being handled
- *	(the largest size there, fully mapped in it), 0 if it has none
+ * @nr_sizes: large folio sizes planned in the range being handled
+ * @unit: pages in the folios of each planned size, largest first (sizes
+ *	fully mapped in the range; at most REBALANCE_SIZES)
  * @cur: per-node resident pages of the range, of every kind
  * @fixed: per-node pages that stay whatever the weights: large folios
- *	only partly mapped in the range, or smaller than @unit
+ *	only partly mapped in the range, or of a size not planned
  * @goal: per-node largest-remainder share of the range
+ * @work: per-node scratch for the plan (three arrays)
  * @base: the plan for base pages
- * @large: the plan for large folios of @unit pages
+ * @large: the plan for the large folios of each size in @unit
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
  * @counting: true in the first walk over a range, false in the second
  *
@@ -82,12 +90,14 @@ struct mpol_rebalance {
 	unsigned long busy;
 	unsigned long to_queue;
 	unsigned long resume;
-	unsigned long unit;
+	int nr_sizes;
+	unsigned long unit[REBALANCE_SIZES];
 	unsigned long *cur;
 	unsigned long *fixed;
 	long *goal;
+	long *work;
 	struct mpol_rebalance_class base;
-	struct mpol_rebalance_class large;
+	struct mpol_rebalance_class large[REBALANCE_SIZES];
 	struct list_head *to_node;
 	bool counting;
 };
@@ -119,6 +129,11 @@ void mpol_rebalance_split(unsigned long unit, const unsigned long *base,
 			  const unsigned long *large,
 			  const unsigned long *fixed, const long *goal,
 			  long *base_to, long *large_to);
+void mpol_rebalance_split_sizes(int nr_sizes, const unsigned long *unit,
+				struct mpol_rebalance_class *large,
+				struct mpol_rebalance_class *base,
+				const unsigned long *fixed, const long *goal,
+				long *work);
 
 int mpol_rebalance_pick(const struct mpol_rebalance_class *c, int src,
 			long pages);

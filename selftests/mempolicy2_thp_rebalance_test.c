@@ -153,4 +153,98 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 	EXPECT_EQ(huge_kb, bwap_anon_huge_kb(self->buf)) TH_LOG("huge pages still whole");
 }
 
+/*
+ * Two folio sizes in one range, as mTHP makes them: one 2 MiB THP, then
+ * 96 folios of 64 KiB, faulted under 1,1 on two nodes (the THP's node
+ * holds 512 + 768 pages, the other 768).  Reweighted 3:1 toward the THP's
+ * node, the shares are 1536/512: reachable only if the 64 KiB folios are
+ * planned too, 16 of them moving (256 pages).
+ */
+#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage/"
+#define MTHP_64K MTHP_DIR "hugepages-64kB/enabled"
+#define MTHP_2M MTHP_DIR "hugepages-2048kB/enabled"
+
+FIXTURE(mthp) {
+	int nodes[BWAP_MAX_NODES];
+	char saved[3][64];		/* THP_ENABLED, MTHP_2M, MTHP_64K */
+	char *buf;
+	size_t len, npages;
+};
+
+static const char *const mthp_files[3] = { THP_ENABLED, MTHP_2M, MTHP_64K };
+
+FIXTURE_SETUP(mthp)
+{
+	int i;
+
+	self->buf = NULL;
+	for (i = 0; i < 3; i++)
+		self->saved[i][0] = '\0';
+	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < 2)
+		SKIP(return, "Not enough NUMA nodes available (needs 2)");
+	for (i = 0; i < 3; i++)
+		if (bwap_read_selected(mthp_files[i], self->saved[i],
+				       sizeof(self->saved[i])))
+			SKIP(return, "No %s", mthp_files[i]);
+	self->npages = HPAGE_PAGES + 96 * 16;
+	self->len = self->npages * getpagesize();
+	self->buf = bwap_map_hpage_aligned(self->len);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(mthp)
+{
+	int i;
+
+	if (self->buf)
+		munmap(self->buf, self->len);
+	for (i = 0; i < 3; i++)
+		if (self->saved[i][0])
+			bwap_write_file(mthp_files[i], self->saved[i]);
+}
+
+TEST_F_TIMEOUT(mthp, mixed_sizes_reach_their_shares, 120)
+{
+	unsigned char w[2] = { 1, 1 };
+	long counts[BWAP_MAX_NODES], moved, left, a, b;
+	int big, small;
+
+	ASSERT_EQ(0, bwap_mbind2_nodes(self->buf, self->len, self->nodes, 2,
+				       w, 0));
+	/* The first 2 MiB as one THP, the rest as 64 KiB folios. */
+	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, "always"));
+	ASSERT_EQ(0, bwap_write_file(MTHP_2M, "inherit"));
+	ASSERT_EQ(0, bwap_write_file(MTHP_64K, "never"));
+	bwap_touch_pages(self->buf, HPAGE_PAGES);
+	ASSERT_EQ(0, bwap_write_file(MTHP_2M, "never"));
+	ASSERT_EQ(0, bwap_write_file(MTHP_64K, "always"));
+	bwap_touch_pages(self->buf + HPAGE_PAGES * getpagesize(),
+			 self->npages - HPAGE_PAGES);
+	ASSERT_EQ(2048, bwap_anon_huge_kb(self->buf)) TH_LOG("one 2 MiB THP");
+
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, self->npages, counts));
+	a = counts[self->nodes[0]];
+	b = counts[self->nodes[1]];
+	TH_LOG("faulted: %ld/%ld pages", a, b);
+	ASSERT_EQ(2048, a + b);
+	ASSERT_TRUE((a == 1280 && b == 768) || (a == 768 && b == 1280));
+	big = a > b ? 0 : 1;
+	small = 1 - big;
+	w[big] = 3;
+	w[small] = 1;
+
+	moved = bwap_vmstat("numa_rebalance_moved");
+	left = bwap_mbind2_nodes(self->buf, self->len, self->nodes, 2, w,
+				 MPOL_MF_REBALANCE);
+	moved = bwap_vmstat("numa_rebalance_moved") - moved;
+	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, self->npages, counts));
+	TH_LOG("rebalanced: %ld/%ld pages (expected 1536/512), moved %ld",
+	       counts[self->nodes[big]], counts[self->nodes[small]], moved);
+	EXPECT_EQ(0, left);
+	EXPECT_EQ(256, moved);
+	EXPECT_EQ(1536, counts[self->nodes[big]]);
+	EXPECT_EQ(512, counts[self->nodes[small]]);
+	EXPECT_EQ(2048, bwap_anon_huge_kb(self->buf)) TH_LOG("THP still whole");
+}
+
 TEST_HARNESS_MAIN

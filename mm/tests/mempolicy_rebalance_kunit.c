@@ -519,6 +519,70 @@ static void mpol_test_rebalance_split_fixed_past_goal(struct kunit *test)
 	split_run(test, &c, 0);
 }
 
+/*
+ * Two mTHP sizes in one range: one 2 MiB folio on node 0, and 64 KiB
+ * folios, 768 pages on each node.  Shares 3:1 of 2048 pages are
+ * 1536/512.  Planning only the largest size would keep the 64 KiB folios
+ * where they are, node 1's 768 past its 512; planned in turn, the 2 MiB
+ * folio stays and 16 of node 1's 64 KiB folios move, 256 pages.
+ */
+static void mpol_test_rebalance_split_sizes(struct kunit *test)
+{
+	static const unsigned long unit[] = { 512, 16 };
+	struct mpol_rebalance_class large[2], base;
+	struct rebal_arrays a;
+	unsigned long *fixed;
+	long *work, sent = 0;
+	nodemask_t nodes;
+	int i, nid;
+
+	rebal_alloc(test, &a);
+	fixed = kunit_kcalloc(test, nr_node_ids, sizeof(*fixed), GFP_KERNEL);
+	work = kunit_kcalloc(test, 3 * nr_node_ids, sizeof(*work), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fixed);
+	KUNIT_ASSERT_NOT_NULL(test, work);
+	for (i = 0; i < 2; i++) {
+		large[i].cur = kunit_kcalloc(test, nr_node_ids, sizeof(long),
+					     GFP_KERNEL);
+		large[i].target = kunit_kcalloc(test, nr_node_ids,
+						sizeof(long), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, large[i].cur);
+		KUNIT_ASSERT_NOT_NULL(test, large[i].target);
+	}
+	base.cur = kunit_kcalloc(test, nr_node_ids, sizeof(long), GFP_KERNEL);
+	base.target = kunit_kcalloc(test, nr_node_ids, sizeof(long),
+				    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, base.cur);
+	KUNIT_ASSERT_NOT_NULL(test, base.target);
+	large[0].cur[0] = 512;
+	large[1].cur[0] = 768;
+	large[1].cur[1] = 768;
+	a.cur[0] = 1280;
+	a.cur[1] = 768;
+	a.weight[0] = 3;
+	a.weight[1] = 1;
+	nodes_clear(nodes);
+	node_set(0, nodes);
+	node_set(1, nodes);
+	KUNIT_ASSERT_TRUE(test, mpol_rebalance_targets(2048, a.cur, a.weight,
+						       &nodes, a.target));
+	KUNIT_ASSERT_EQ(test, a.target[0], 1536);
+	KUNIT_ASSERT_EQ(test, a.target[1], 512);
+	mpol_rebalance_split_sizes(2, unit, large, &base, fixed, a.target,
+				   work);
+	KUNIT_EXPECT_EQ(test, large[0].target[0], 512);
+	KUNIT_EXPECT_EQ(test, large[0].target[1], 0);
+	KUNIT_EXPECT_EQ(test, large[1].target[0], 1024);
+	KUNIT_EXPECT_EQ(test, large[1].target[1], 512);
+	for (nid = 0; nid < REBAL_TEST_NODES; nid++) {
+		KUNIT_EXPECT_EQ(test, base.target[nid], 0);
+		for (i = 0; i < 2; i++)
+			sent += max(0L, (long)large[i].cur[nid] -
+					large[i].target[nid]);
+	}
+	KUNIT_EXPECT_EQ(test, sent, 256);
+}
+
 static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_exact),
 	KUNIT_CASE(mpol_test_rebalance_targets_remainder),
@@ -536,6 +600,7 @@ static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_split_mixed_short),
 	KUNIT_CASE(mpol_test_rebalance_split_fixed),
 	KUNIT_CASE(mpol_test_rebalance_split_fixed_past_goal),
+	KUNIT_CASE(mpol_test_rebalance_split_sizes),
 	{},
 };
 
