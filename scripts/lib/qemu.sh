@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The QEMU machine every guest runs on, and reading its results: shared by
 # run-vm (busybox initramfs guests) and test-distro (the Debian image).
-# Sourced after common.sh and topology.sh, never run.
+# Sourced after common.sh and topology.sh, never run.  One verdict for
+# both: guest_verdict.
 
 # The architectures a guest can be: x86_64 (q35) and arm64 ("virt", booted
 # through UEFI: the firmware hands the kernel the ACPI tables, SRAT, SLIT
@@ -12,6 +13,15 @@
 QEMU_ARM64_DIR=$BWAP_BUILD/cross/arm64
 QEMU_ARM64_BUSYBOX=$QEMU_ARM64_DIR/busybox
 QEMU_EFI_AARCH64=$QEMU_ARM64_DIR/QEMU_EFI.fd
+# The firmware's package, pinned like every download (DESIGN.md, "Pins and
+# a moving archive"): this version when trixie still serves it, else the
+# newest 2025.02 revision, loudly.  apt checks the .deb against trixie's
+# signed index; build/cross/arm64/versions records what was fetched, and
+# scripts/setup --cross fetches again when that is not the pin.
+QEMU_EFI_AARCH64_PKG=qemu-efi-aarch64
+QEMU_EFI_AARCH64_VERSION=2025.02-8+deb13u1
+QEMU_EFI_AARCH64_SERIES=2025.02-
+QEMU_EFI_AARCH64_SUITE=trixie
 
 # qemu_ttys ARCH: sets QEMU_CONSOLE, the guest's kernel-log console, and
 # QEMU_GUEST_TTY, the port where the guest writes its results.  "virt" has
@@ -86,4 +96,33 @@ tap_counts() {
 		$0 ~ "^" ind "ok [0-9]+.*# SKIP" { s++; next }
 		$0 ~ "^" ind "ok [0-9]+" { p++ }
 		END { print p + 0, f + 0, s + 0 }'
+}
+
+# guest_verdict LOGDIR TIMEOUT DONE_LINE [NAME]: judge one guest run of
+# qemu_run (QEMU_RC; LOGDIR/output.log, kernel.log and qemu.err), the same
+# way for every guest:
+#   - QEMU killed at TIMEOUT seconds, or exiting non-zero;
+#   - no line of output.log starts with DONE_LINE, the guest's last word
+#     (it crashed or hung before the end of its work);
+#   - a kernel splat (KERNEL_SPLAT_RE) in kernel.log, whose first lines go
+#     to stderr;
+#   - the TAP counts of output.log.
+# Sets GUEST_PASSED, GUEST_FAILED, GUEST_SKIPPED and the array
+# GUEST_PROBLEMS (one line per problem, prefixed "NAME: " when NAME is
+# given; empty when the guest ran clean).  The caller adds its own checks
+# and counts a run with problems but no failed TAP test as one failure.
+guest_verdict() {
+	local logdir=$1 timeout=$2 done_line=$3 name=${4:+$4: }
+	local out=$1/output.log klog=$1/kernel.log
+	GUEST_PROBLEMS=()
+	[ "$QEMU_RC" -eq 124 ] && GUEST_PROBLEMS+=("${name}timeout after ${timeout}s")
+	[ "$QEMU_RC" -ne 0 ] && [ "$QEMU_RC" -ne 124 ] &&
+		GUEST_PROBLEMS+=("${name}qemu exited with $QEMU_RC: $(head -c 300 "$logdir/qemu.err" 2>/dev/null)")
+	awk -v d="$done_line" 'index($0, d) == 1 { found = 1; exit } END { exit !found }' "$out" 2>/dev/null ||
+		GUEST_PROBLEMS+=("${name}the guest did not finish (no '$done_line'; crash or hang, see $klog)")
+	if grep -Eq "$KERNEL_SPLAT_RE" "$klog" 2>/dev/null; then
+		GUEST_PROBLEMS+=("${name}kernel splat in $klog")
+		grep -E -m5 "$KERNEL_SPLAT_RE" "$klog" >&2
+	fi
+	read -r GUEST_PASSED GUEST_FAILED GUEST_SKIPPED < <(tap_counts "" < "$out")
 }
