@@ -14,6 +14,7 @@
  * Each test joins its own cgroup and changes that cgroup's cpuset.mems,
  * which rebinds the policy before the write returns.
  */
+#include <stdlib.h>
 #include <sys/mount.h>
 
 #include "kselftest_harness.h"
@@ -125,9 +126,14 @@ TEST_F(rebind, static_nodes_only_zero_weights_left)
 /*
  * The same on the task countdown, the path of allocations with no VMA:
  * page cache written with write(2) to a ramfs file.  The nodes left take
- * one page each in turn, 200/200; a countdown that stepped once round
- * the nodemask came back to its last node and put all 400 there.
+ * one page each in turn; a countdown that stepped once round the nodemask
+ * came back to its last node and put all 400 there.  Other pages the
+ * kernel allocates for this task meanwhile (slab for the file's xarray,
+ * and on debug kernels KASAN's and kmemleak's) take their turns in the
+ * same countdown, so the file's pages may be a few off 200/200: 201/199
+ * was seen on the 7.3 debug kernel.
  */
+#define COUNTDOWN_SLACK 4
 TEST_F(rebind, static_nodes_only_zero_weights_left_task_countdown)
 {
 	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
@@ -160,9 +166,10 @@ TEST_F(rebind, static_nodes_only_zero_weights_left_task_countdown)
 	for (i = 0; i < npages; i++)
 		ASSERT_EQ((char)i, map[i * psz]);
 	ASSERT_EQ(0, bwap_count_pages_per_node(map, npages, counts));
-	EXPECT_EQ(200, counts[0]);
-	EXPECT_EQ(200, counts[1]);
 	TH_LOG("page cache: node0=%ld node1=%ld", counts[0], counts[1]);
+	EXPECT_EQ(400, counts[0] + counts[1]);
+	EXPECT_GE(COUNTDOWN_SLACK, labs(counts[0] - 200));
+	EXPECT_GE(COUNTDOWN_SLACK, labs(counts[1] - 200));
 	munmap(map, npages * psz);
 	close(fd);
 	EXPECT_EQ(0, umount(dir));
