@@ -228,12 +228,15 @@ TEST_F(rebalance, drain_node_to_zero)
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
-/* Shared anonymous memory is shmem: its shared policy is reweighted. */
-TEST_F(rebalance, shmem_range)
+/*
+ * A shared range at 1,1,1,1, filled: reweight to 1,3,0,1 and check that
+ * its pages and its shared policy both follow.
+ */
+static void expect_shared_range_reweighted(struct __test_metadata *_metadata,
+					   FIXTURE_DATA(rebalance) *self)
 {
 	struct bwap_policy r;
 
-	ASSERT_EQ(0, map_with_vma_policy(self, 1, 1, 1, 1, 1));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(800, 2400, 0, 800);
@@ -244,13 +247,19 @@ TEST_F(rebalance, shmem_range)
 	EXPECT_EQ(0, r.w[self->nodes[2]]);
 }
 
+/* Shared anonymous memory is shmem: its shared policy is reweighted. */
+TEST_F(rebalance, shmem_range)
+{
+	ASSERT_EQ(0, map_with_vma_policy(self, 1, 1, 1, 1, 1));
+	expect_shared_range_reweighted(_metadata, self);
+}
+
 /*
  * SysV shared memory is shmem behind shm's own vm_ops (vma_is_shmem() is
  * false): its shared policy is reweighted and its pages rebalanced too.
  */
 TEST_F(rebalance, sysv_shm_range)
 {
-	struct bwap_policy r;
 	int id;
 
 	id = shmget(IPC_PRIVATE, self->len, IPC_CREAT | 0600);
@@ -263,14 +272,7 @@ TEST_F(rebalance, sysv_shm_range)
 	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
 				 sizeof(self->args), 0));
 	fill_pages(self->p, NPAGES, 1);
-	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
-	EXPECT_COUNTS(800, 2400, 0, 800);
-	EXPECT_EQ(1400, MOVED(self));
-	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
-	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
-	EXPECT_EQ(3, r.w[self->nodes[1]]);
-	EXPECT_EQ(0, r.w[self->nodes[2]]);
+	expect_shared_range_reweighted(_metadata, self);
 }
 
 /*
