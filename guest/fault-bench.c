@@ -8,7 +8,7 @@
  * so the guest clock counts instructions and runs repeat exactly.
  *
  * The bulk allocator is measured the same way, through the debugfs knob
- * /sys/kernel/debug/bwap/bulk_alloc (CONFIG_NUMA_POLICY_BULK_DEBUGFS),
+ * /sys/kernel/debug/mempolicy/bulk_alloc (CONFIG_NUMA_POLICY_BULK_DEBUGFS),
  * which allocates N pages in one bulk call under the writer's policy.
  */
 #include <getopt.h>

@@ -856,7 +856,7 @@ static unsigned long parse_count(const char *opt, const char *s, unsigned long m
 }
 
 static const char *const rebalance_counters[] = {
-	"numa_rebalance_scanned", "numa_rebalance_moved", "numa_rebalance_failed",
+	"mpol_rebalance_scanned", "mpol_rebalance_moved", "mpol_rebalance_failed",
 };
 
 static double now_s(void)

@@ -19,7 +19,7 @@
  *
  * For each, the pages that changed node are counted from move_pages(2)
  * queries before and after (and, for (i), from /proc/vmstat
- * numa_rebalance_moved), and set against the theoretical minimum
+ * mpol_rebalance_moved), and set against the theoretical minimum
  * sum over nodes of max(0, current - target), the target being each
  * node's largest-remainder share of the range's resident pages.  "off"
  * is how many pages are still away from that target afterwards.
@@ -374,7 +374,7 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	bwap_lr_targets(npages, r->cur, sc->new_w, NN, target);
 	r->min = min_moves(r->cur, target);
 	mig0 = bwap_vmstat("pgmigrate_success");
-	rb0 = bwap_vmstat("numa_rebalance_moved");
+	rb0 = bwap_vmstat("mpol_rebalance_moved");
 	errno = 0;
 	r->failed = fn(p, sc->new_w, &ns);
 	r->ok = !(r->failed == -1 && errno == ENOSYS);
@@ -391,7 +391,7 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	for (i = 0; i < 2; i++)
 		r->wb[i] = bwap_window_balance(after_st, npages, nodes, sc->new_w,
 					       NN, windows[i]);
-	r->vm_moved = fn == method_bwap ? bwap_vmstat("numa_rebalance_moved") - rb0
+	r->vm_moved = fn == method_bwap ? bwap_vmstat("mpol_rebalance_moved") - rb0
 					: bwap_vmstat("pgmigrate_success") - mig0;
 	end_state(p);
 }
@@ -688,13 +688,13 @@ static int sweep_table(long max_mib, const unsigned char *from,
 
 		npages = mib * (1L << 20) / PG;
 		p = start_state(from);
-		sc0 = bwap_vmstat("numa_rebalance_scanned");
-		mv0 = bwap_vmstat("numa_rebalance_moved");
+		sc0 = bwap_vmstat("mpol_rebalance_scanned");
+		mv0 = bwap_vmstat("mpol_rebalance_moved");
 		t0 = now_ns();
 		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 		tk = now_ns() - t0;
-		scanned = bwap_vmstat("numa_rebalance_scanned") - sc0;
-		moved = bwap_vmstat("numa_rebalance_moved") - mv0;
+		scanned = bwap_vmstat("mpol_rebalance_scanned") - sc0;
+		moved = bwap_vmstat("mpol_rebalance_moved") - mv0;
 		end_state(p);
 		if (left) {
 			fprintf(stderr, "rebalance-bench: sweep %ld MiB: %ld pages not moved (%s)\n",
@@ -755,11 +755,11 @@ static int sweep(long max_mib)
 		npages = 16 * (1L << 20) / PG;
 		weights_table(w1111, same);
 		p = start_state(w1111);
-		sc0 = bwap_vmstat("numa_rebalance_scanned");
+		sc0 = bwap_vmstat("mpol_rebalance_scanned");
 		t0 = now_ns();
 		bwap_reweight(self_pidfd, same, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 		tc = now_ns() - t0;
-		sc0 = bwap_vmstat("numa_rebalance_scanned") - sc0;
+		sc0 = bwap_vmstat("mpol_rebalance_scanned") - sc0;
 		end_state(p);
 		st = malloc(npages * sizeof(*st));
 		if (!st)
@@ -882,7 +882,7 @@ static int thp_scenarios_run(void)
 	if (!st)
 		die("out of memory for %s", "the THP scenarios");
 	printf("#\n# THP scenarios (mempolicy2_thp_rebalance_test's cases): pages per node after\n"
-	       "# the rebalance, pages moved (numa_rebalance_moved), huge pages still whole\n");
+	       "# the rebalance, pages moved (mpol_rebalance_moved), huge pages still whole\n");
 	printf("# %-16s %-8s %5s %5s | %-24s %-24s %6s %6s %5s\n", "scenario", "THP", "huge",
 	       "base", "after", "expected", "moved", "expect", "whole");
 	for (i = 0; i < (int)(sizeof(thp_scenarios) / sizeof(thp_scenarios[0])); i++) {
@@ -899,9 +899,9 @@ static int thp_scenarios_run(void)
 		thp = strcmp(t->enabled, "madvise") ? 2 : 1;
 		p = start_state(t->from);
 		weights_table(t->to, table);
-		mv = bwap_vmstat("numa_rebalance_moved");
+		mv = bwap_vmstat("mpol_rebalance_moved");
 		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
-		mv = bwap_vmstat("numa_rebalance_moved") - mv;
+		mv = bwap_vmstat("mpol_rebalance_moved") - mv;
 		where(p, st, count);
 		kb = bwap_anon_huge_kb(p);
 		end_state(p);
@@ -1217,7 +1217,7 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	printf("#\n# Per-node pages (node %d,%d,%d,%d): start, target, and after each method;\n"
-	       "# vmstat = numa_rebalance_moved delta for (i), pgmigrate_success delta for (a) and (b)\n",
+	       "# vmstat = mpol_rebalance_moved delta for (i), pgmigrate_success delta for (a) and (b)\n",
 	       nodes[0], nodes[1], nodes[2], nodes[3]);
 	for (s = 0; s < NR_SCENARIOS; s++) {
 		const struct scenario *sc = &scenarios[s];

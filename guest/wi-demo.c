@@ -111,13 +111,13 @@ static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 		if (counts[nodes[i]] > target)
 			min += counts[nodes[i]] - target;
 	}
-	before = bwap_vmstat("numa_rebalance_moved");
+	before = bwap_vmstat("mpol_rebalance_moved");
 	left = bwap_reweight(pidfd, neww, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 	if (left < 0) {
 		printf("\nRebalance: process_mpol_reweight unavailable (%s)\n", strerror(errno));
 		return 1;
 	}
-	moved = bwap_vmstat("numa_rebalance_moved") - before;
+	moved = bwap_vmstat("mpol_rebalance_moved") - before;
 	if (bwap_count_pages_per_node(buf, npages, counts))
 		return 0;
 	ok = show("Rebalanced from 1 per node by process_mpol_reweight(MPOL_MF_REBALANCE), BWAP",

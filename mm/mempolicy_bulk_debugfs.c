@@ -7,10 +7,11 @@
  * it: vmalloc, its main user, takes huge pages for large areas and kmalloc
  * for small ones.  This file gives tests and benchmarks a direct way in:
  *
- *   echo N > /sys/kernel/debug/bwap/bulk_alloc   allocate N pages in one
- *        alloc_pages_bulk_array_mempolicy() call in the writer's context,
- *        record where they landed, free them
- *   cat /sys/kernel/debug/bwap/bulk_alloc        "pages=N N0=.. N1=.. ..."
+ *   echo N > /sys/kernel/debug/mempolicy/bulk_alloc
+ *        allocate N pages in one alloc_pages_bulk_array_mempolicy() call
+ *        in the writer's context, record where they landed, free them
+ *   cat /sys/kernel/debug/mempolicy/bulk_alloc
+ *        "pages=N N0=.. N1=.. ..."
  *
  * Root only (debugfs); for testing, not for production kernels.
  */
@@ -91,7 +92,7 @@ static const struct file_operations bulk_alloc_fops = {
 
 static int __init mempolicy_bulk_debugfs_init(void)
 {
-	struct dentry *dir = debugfs_create_dir("bwap", NULL);
+	struct dentry *dir = debugfs_create_dir("mempolicy", NULL);
 
 	debugfs_create_file("bulk_alloc", 0600, dir, NULL, &bulk_alloc_fops);
 	return 0;

@@ -908,7 +908,7 @@ int mpol_rebalance_migrate(struct mpol_rebalance *rb)
 				      MR_MEMPOLICY_REBALANCE, &nr_succeeded);
 			rb->moved += nr_succeeded;
 			/* Counted as it goes: a long call shows its progress. */
-			count_vm_events(NUMA_REBALANCE_MOVED, nr_succeeded);
+			count_vm_events(MPOL_REBALANCE_MOVED, nr_succeeded);
 		}
 		if (!list_empty(&rb->to_node[nid]))
 			putback_movable_pages(&rb->to_node[nid]);
@@ -937,8 +937,8 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	lru_cache_enable();
 
 	failed = rb->needed - min(rb->moved, rb->needed) + rb->busy;
-	count_vm_events(NUMA_REBALANCE_SCANNED, rb->scanned);
-	count_vm_events(NUMA_REBALANCE_FAILED, failed);
+	count_vm_events(MPOL_REBALANCE_SCANNED, rb->scanned);
+	count_vm_events(MPOL_REBALANCE_FAILED, failed);
 
 	mpol_rebalance_free(rb);
 	return failed;

@@ -4,7 +4,7 @@
  * a guest_memfd's shared policy as it was, and MPOL_MF_REBALANCE (from
  * process_mpol_reweight() and from mbind2()) neither counts nor moves its
  * pages, since guest_memfd memory cannot migrate.  Its pages stay on their
- * nodes exactly, the numa_rebalance_* counters and the return values do
+ * nodes exactly, the mpol_rebalance_* counters and the return values do
  * not see them (mbind2() with MPOL_MF_STRICT does not fail on them),
  * while an anonymous VMA rebalanced by the same call moves exactly its
  * minimum.

@@ -28,9 +28,9 @@ TEST(mempolicy2_syscalls_are_enosys)
 /* The rebalance counters exist only with CONFIG_NUMA_POLICY_WEIGHTS. */
 TEST(vmstat_has_no_rebalance_counters)
 {
-	EXPECT_EQ(-1, bwap_vmstat("numa_rebalance_scanned"));
-	EXPECT_EQ(-1, bwap_vmstat("numa_rebalance_moved"));
-	EXPECT_EQ(-1, bwap_vmstat("numa_rebalance_failed"));
+	EXPECT_EQ(-1, bwap_vmstat("mpol_rebalance_scanned"));
+	EXPECT_EQ(-1, bwap_vmstat("mpol_rebalance_moved"));
+	EXPECT_EQ(-1, bwap_vmstat("mpol_rebalance_failed"));
 }
 
 TEST(numa_maps_has_no_il_weights)

@@ -199,10 +199,10 @@ TEST_F(filled, process_mpol_reweight_rebalances_exactly)
 
 	pidfd = bwap_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
-	moved_before = bwap_vmstat("numa_rebalance_moved");
+	moved_before = bwap_vmstat("mpol_rebalance_moved");
 	ASSERT_EQ(0, bwap_reweight(pidfd, self->w, FILLED_MAXNODE,
 				   MPOL_MF_REBALANCE));
-	EXPECT_EQ(want_moved, bwap_vmstat("numa_rebalance_moved") - moved_before);
+	EXPECT_EQ(want_moved, bwap_vmstat("mpol_rebalance_moved") - moved_before);
 	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, now));
 	for (i = 0; i < self->nr_nodes; i++) {
 		TH_LOG("node %d: %ld -> %ld pages, share %ld", self->nodes[i],

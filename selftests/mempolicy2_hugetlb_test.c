@@ -174,9 +174,9 @@ TEST_F(hugetlb, rebalance_moves_whole_huge_pages_into_the_pools)
 
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
-	moved = bwap_vmstat("numa_rebalance_moved");
+	moved = bwap_vmstat("mpol_rebalance_moved");
 	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("numa_rebalance_moved") - moved;
+	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(4 * HPAGE_PAGES, moved);
 	expect_huge(_metadata, self, after, "rebalanced");
@@ -200,9 +200,9 @@ TEST_F(hugetlb, empty_destination_pool_leaves_folios_in_place)
 	ASSERT_EQ(0, pool_set(self->nodes[3], 0));
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
-	moved = bwap_vmstat("numa_rebalance_moved");
+	moved = bwap_vmstat("mpol_rebalance_moved");
 	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("numa_rebalance_moved") - moved;
+	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
 	EXPECT_EQ(4 * HPAGE_PAGES, left);
 	EXPECT_EQ(0, moved);
 	expect_huge(_metadata, self, faulted, "after");

@@ -436,10 +436,10 @@ TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60
 	for (i = 0; i < self->nr; i++)
 		if (self->w[i] > self->w2[i])
 			min_moved += (long)(self->w[i] - self->w2[i]) * HPAGE_PAGES;
-	moved = bwap_vmstat("numa_rebalance_moved");
+	moved = bwap_vmstat("mpol_rebalance_moved");
 	EXPECT_EQ(0, bwap_mbind2_nodes(self->weighted, self->len, self->nodes,
 				       self->nr, self->w2, MPOL_MF_REBALANCE));
-	moved = bwap_vmstat("numa_rebalance_moved") - moved;
+	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
 	TH_LOG("mbind2 rebalance moved %ld pages, minimum %ld", moved, min_moved);
 	EXPECT_EQ(min_moved, moved);
 	pidfd = bwap_pidfd_open(self->child);

@@ -142,9 +142,9 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 	ASSERT_EQ(huge_kb, bwap_anon_huge_kb(self->buf)) TH_LOG("huge pages faulted");
 	expect_counts(_metadata, self, c->faulted, "faulted");
 
-	moved = bwap_vmstat("numa_rebalance_moved");
+	moved = bwap_vmstat("mpol_rebalance_moved");
 	left = bind_range(self, c->to, MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("numa_rebalance_moved") - moved;
+	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
 	TH_LOG("moved %ld pages (expected %ld), %ld not moved", moved, c->moved,
 	       left);
 	EXPECT_EQ(0, left);
@@ -233,10 +233,10 @@ TEST_F_TIMEOUT(mthp, mixed_sizes_reach_their_shares, 120)
 	w[big] = 3;
 	w[small] = 1;
 
-	moved = bwap_vmstat("numa_rebalance_moved");
+	moved = bwap_vmstat("mpol_rebalance_moved");
 	left = bwap_mbind2_nodes(self->buf, self->len, self->nodes, 2, w,
 				 MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("numa_rebalance_moved") - moved;
+	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
 	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, self->npages, counts));
 	TH_LOG("rebalanced: %ld/%ld pages (expected 1536/512), moved %ld",
 	       counts[self->nodes[big]], counts[self->nodes[small]], moved);

@@ -158,9 +158,9 @@ struct bwap_rebalance_stat {
 
 static inline void bwap_rebalance_stat_read(struct bwap_rebalance_stat *s)
 {
-	s->scanned = bwap_vmstat("numa_rebalance_scanned");
-	s->moved = bwap_vmstat("numa_rebalance_moved");
-	s->failed = bwap_vmstat("numa_rebalance_failed");
+	s->scanned = bwap_vmstat("mpol_rebalance_scanned");
+	s->moved = bwap_vmstat("mpol_rebalance_moved");
+	s->failed = bwap_vmstat("mpol_rebalance_failed");
 }
 
 /*
@@ -503,7 +503,7 @@ static inline double bwap_window_balance(const int *status, long npages,
 	return worst;
 }
 
-#define BWAP_BULK_ALLOC "/sys/kernel/debug/bwap/bulk_alloc"
+#define BWAP_BULK_ALLOC "/sys/kernel/debug/mempolicy/bulk_alloc"
 
 /*
  * Allocate @npages in one bulk-allocator call under the calling task's

@@ -224,15 +224,15 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 	 * each batch as it migrates, so that is mid-call.  (A call that
 	 * migrated everything at the end would show it only when done.)
 	 */
-	moved0 = bwap_vmstat("numa_rebalance_moved");
-	while (bwap_vmstat("numa_rebalance_moved") == moved0 &&
+	moved0 = bwap_vmstat("mpol_rebalance_moved");
+	while (bwap_vmstat("mpol_rebalance_moved") == moved0 &&
 	       waitpid(pid, &status, WNOHANG) == 0)
 		;
 	killed = now_s();
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	reaped = now_s();
-	moved = bwap_vmstat("numa_rebalance_moved") - moved0;
+	moved = bwap_vmstat("mpol_rebalance_moved") - moved0;
 	/* Fold the per-CPU deltas, so that the count is exact. */
 	ASSERT_EQ(0, bwap_write_file("/proc/sys/vm/stat_refresh", "1"));
 	isolated = bwap_vmstat("nr_isolated_anon");

@@ -473,12 +473,12 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 			wv[i] = w[st->nodes[i]];
 		TH_LOG("final weights %u,%u,%u,%u", wv[0], wv[1], wv[2], wv[3]);
 
-		moved_before = bwap_vmstat("numa_rebalance_moved");
-		ASSERT_LE(0, moved_before) TH_LOG("/proc/vmstat has no numa_rebalance_moved");
+		moved_before = bwap_vmstat("mpol_rebalance_moved");
+		ASSERT_LE(0, moved_before) TH_LOG("/proc/vmstat has no mpol_rebalance_moved");
 		ret = bwap_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
 		ASSERT_EQ(0, ret) TH_LOG("final rebalance: ret %ld (%s)", ret,
 					 ret < 0 ? strerror(errno) : "pages not moved");
-		moved_after = bwap_vmstat("numa_rebalance_moved");
+		moved_after = bwap_vmstat("mpol_rebalance_moved");
 
 		for (n = 0; n < NR_WORKERS; n++) {
 			ASSERT_EQ(0, range_nodes(st->worker[n].range, after[n]));
@@ -503,7 +503,7 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 			       n, cur[n][0], cur[n][1], cur[n][2], cur[n][3],
 			       got[0], got[1], got[2], got[3]);
 		}
-		TH_LOG("final rebalance: minimum %ld pages, %ld pages changed node, vmstat numa_rebalance_moved +%ld",
+		TH_LOG("final rebalance: minimum %ld pages, %ld pages changed node, vmstat mpol_rebalance_moved +%ld",
 		       needed, changed, moved_after - moved_before);
 		EXPECT_EQ(needed, changed);
 		EXPECT_EQ(needed, moved_after - moved_before);

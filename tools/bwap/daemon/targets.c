@@ -206,7 +206,7 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 		/* a phase's weights have no DWP */
 		snprintf(dtext, sizeof(dtext), dwp >= 0 ? "dwp %.3f" : "phase", dwp);
 		logmsg("pid %d: push #%ld (%s) %s weights %s: expected moves %ld, "
-		       "vmstat numa_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dtext,
+		       "vmstat mpol_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dtext,
 		       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
 	}
 	if (getenv("BWAPD_DEBUG_PAGES")) {

@@ -68,7 +68,7 @@ run_show() {
 	return $rc
 }
 
-vmstat_moved() { grep '^numa_rebalance_moved ' /proc/vmstat | cut -d' ' -f2; }
+vmstat_moved() { grep '^mpol_rebalance_moved ' /proc/vmstat | cut -d' ' -f2; }
 
 # spawn NAME IN OUT CMD...: run CMD in the background, its stdin the FIFO
 # /tmp/NAME.in (this shell writes to it on fd IN), its stdout /tmp/NAME.out

@@ -759,7 +759,7 @@ int bwap_search_log_read(const char *path, struct bwap_tuner_point *pts, int max
 
 /* Read a whole file into a NUL-terminated malloc()ed buffer; NULL on error (errno). */
 char *bwap_read_file(const char *path, size_t *len);
-/* /proc/vmstat numa_rebalance_moved, or -1 where the kernel has no such line. */
+/* /proc/vmstat mpol_rebalance_moved, or -1 where the kernel has no such line. */
 long bwap_vmstat_moved(void);
 
 #endif /* BWAP_H */

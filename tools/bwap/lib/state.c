@@ -166,8 +166,8 @@ long bwap_vmstat_moved(void)
 	char *text = bwap_read_file("/proc/vmstat", NULL), *p;
 	long v = -1;
 
-	if (text && (p = strstr(text, "\nnuma_rebalance_moved ")))
-		v = atol(p + strlen("\nnuma_rebalance_moved "));
+	if (text && (p = strstr(text, "\nmpol_rebalance_moved ")))
+		v = atol(p + strlen("\nmpol_rebalance_moved "));
 	free(text);
 	return v;
 }
