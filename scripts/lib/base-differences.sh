@@ -77,3 +77,41 @@ owned_for_base() {
 	cat "$tmp"
 	rm -f "$tmp"
 }
+
+# The series' Kconfig entries have one source too: Kconfig.bwap at the top
+# of this repository (DESIGN.md), which the series carries inside
+# mm/Kconfig, from "config NUMA_POLICY_WEIGHTS" to the last entry before
+# mm/Kconfig's "endmenu".  Kconfig.bwap's lines before that first entry
+# are its own comments.  patches/BASE/differences may rename in it, as in
+# any owned file.
+KCONFIG_SOURCE=Kconfig.bwap
+KCONFIG_FIRST="config NUMA_POLICY_WEIGHTS"
+
+# kconfig_block_for_base: Kconfig.bwap's entries as the selected base has them.
+kconfig_block_for_base() {
+	owned_for_base "$KCONFIG_SOURCE" | sed -n "/^$KCONFIG_FIRST\$/,\$p"
+}
+
+# kconfig_block_of FILE: the series' entries in a whole mm/Kconfig (stdin
+# when FILE is -), trailing blank lines dropped.
+kconfig_block_of() {
+	awk -v first="$KCONFIG_FIRST" '
+		$0 == first { on = 1 }
+		on && /^endmenu/ { exit }
+		on { buf = buf $0 "\n" }
+		END { sub(/\n+$/, "\n", buf); printf "%s", buf }' "$1"
+}
+
+# kconfig_splice BLOCK_FILE: put BLOCK_FILE's entries into the tree's
+# mm/Kconfig in place of the series' (or before the last "endmenu").
+kconfig_splice() {
+	python3 - "$KTREE/mm/Kconfig" "$1" "$KCONFIG_FIRST" <<'PY'
+import sys
+path, block, first = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+lines = open(path).read().split('\n')
+end = max(i for i, l in enumerate(lines) if l.startswith('endmenu'))
+start = lines.index(first) if first in lines else end
+new = lines[:start] + block.rstrip('\n').split('\n') + [''] + lines[end:]
+open(path, 'w').write('\n'.join(new))
+PY
+}
