@@ -147,6 +147,8 @@ void bwap_weights_print(const struct bwap_weights *w, FILE *f);
 #define BWAP_SYSFS_WEIGHTS "/sys/kernel/mm/mempolicy/weighted_interleave"
 
 int bwap_sysfs_weights_read(int *weights, int nr_nodes, bwap_nodeset nodes, char *err, size_t errlen);
+/* weighted_interleave/auto: 1 true, 0 false, -1 absent (kernels before 6.16). */
+int bwap_sysfs_weights_auto(void);
 /* Save the current table to state_dir/sysfs-weights.saved (once), then write. */
 int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir,
 			     char *err, size_t errlen);
