@@ -33,12 +33,18 @@ static void help(FILE *f)
 		   "  interleave-workers  uniform interleave over the worker nodes (the baseline)\n"
 		   "  upstream-wi         weighted interleave (mode 6) with the global sysfs table\n"
 		   "                      as it is (auto weights where the kernel has them)\n"
+		   "  upstream-auto       the weights upstream's auto mode gives this machine: read\n"
+		   "                      from the kernel where auto is on (Linux 6.16+), else\n"
+		   "                      computed from HMAT with 7.3's rule\n"
+		   "  hmsdk-bwactl        the weights hmsdk's bwactl.py derives from the first\n"
+		   "                      worker's row of the bandwidth matrix (or the probe)\n"
 		   "  bwap-canonical      BWAP's canonical weights for the worker set\n"
 		   "  bwap-dwp            the same with the DWP a short triad sweep found best\n"
 		   "Pages per node are checked against the exact expected counts before each\n"
 		   "placement is timed; a placement that did not happen is an error.  On a\n"
-		   "kernel without the BWAP series, BWAP weights are applied with move_pages\n"
-		   "(portable mode); the made-by column says what placed each row.\n\n"
+		   "kernel without the BWAP series, the weighted rows but upstream-wi are\n"
+		   "applied with move_pages (portable mode); the made-by column says what\n"
+		   "placed each row.\n\n"
 		   "  --workers SET       worker nodes (default: the first node with CPUs)\n"
 		   "  --threads N         threads, pinned in turn to the workers' CPUs\n"
 		   "                      (default: one per CPU)\n"
@@ -49,6 +55,8 @@ static void help(FILE *f)
 		   "  --dwp-step X        DWP sweep step, 0.05..1 (default 0.25: 0, .25 ... 1)\n"
 		   "  --probe-seconds X   per-node read probe, 0.01..10 s (default 0.2)\n"
 		   "  --max-weight N      largest weight, 1..255 (default 255)\n"
+		   "  --model-threads N   threads per worker node in the MODELLED figures of an\n"
+		   "                      emulated machine, 1..1024 (default 8)\n"
 		   "  --json              the result as JSON on stdout instead of the table\n"
 		   "  --save FILE         also write the JSON to FILE (send it to us)\n"
 		   "  -o, --output FILE   chart: FILE.png or FILE.svg (dynamic bwapctl only;\n"
@@ -59,7 +67,9 @@ static void help(FILE *f)
 		   "  -h, --help          this text\n\n"
 		   "Inside an emulated machine (QEMU TCG), or where every memory node reads\n"
 		   "alike within %.0f%%, every figure is labelled EMULATED: the nodes are the\n"
-		   "same memory and no placement can win real bandwidth there.\n",
+		   "same memory and no placement can win real bandwidth there; each placement\n"
+		   "then also gets a MODELLED figure, the placement model (MODEL.md) on the\n"
+		   "machine's matrix.\n",
 		MAX_REPEATS, matrix_opts_help, (ALIKE_RATIO - 1) * 100);
 }
 
@@ -67,6 +77,7 @@ struct bench_row {
 	const char *name;
 	struct bwap_bench_place place;
 	double dwp;		/* BWAP rows; -1 elsewhere */
+	char from[800];		/* where the weights came from; "" for the rows that need no word */
 	long expected[BWAP_MAX_NODES], actual[BWAP_MAX_NODES], moved;
 	double samples[NR_K][MAX_REPEATS];
 	double median[NR_K], lo[NR_K], hi[NR_K], ratio[NR_K];
@@ -83,17 +94,26 @@ struct bench_ctx {
 	size_t llc;
 	int llc_level;
 	char cpus_text[256];
-	/* EMULATED and why */
-	int emulated;
+	/* EMULATED and why; tcg: the CPU itself is emulated, so no measurement says anything */
+	int emulated, tcg;
 	char emulated_why[256];
 	double probe[BWAP_MAX_NODES];	/* read GB/s from each memory node to the workers, -1 = none */
 	/* canonical weights and where their capacities came from */
 	double capacity[BWAP_MAX_NODES];
 	char weights_source[700];
 	int auto_weights;		/* weighted_interleave/auto says true */
-	struct bench_row row[8];
+	/* the matrix the canonical weights came from, if any; explicit: --matrix, --hmat */
+	struct bwap_matrix *m;
+	int have_matrix, matrix_explicit;
+	struct bench_row row[10];
 	int nr_rows;
-	char skipped[4][200];
+	/* MODELLED GB/s of each row (EMULATED machines), or why there are none */
+	int have_model;
+	double model_gbs[10], model_ratio[10];
+	int model_threads[BWAP_MAX_NODES];
+	long model_threads_per_node;	/* --model-threads */
+	char model_why[600];
+	char skipped[6][700];
 	int nr_skipped;
 	double sweep_dwp[32], sweep_triad[32];
 	unsigned char sweep_w[32][BWAP_MAX_NODES];
@@ -181,42 +201,196 @@ static int probe_nodes(struct bench_ctx *x, const unsigned char *cpus)
 	return 0;
 }
 
-/* Canonical capacities from the matrix the options name, else HMAT, else the probe. */
+/*
+ * Canonical capacities from the matrix the options name, else HMAT, else
+ * the probe.  The matrix stays in x->m for the peers' weights and the model.
+ */
 static int load_capacity(struct bench_ctx *x, const struct matrix_opts *mo, int explicit)
 {
-	struct bwap_matrix *m = malloc(sizeof(*m));
+	struct bwap_matrix *m = x->m;
 	char err[512], path[4096];
 	int ok = 0;
 
-	if (!m)
-		return -1;
 	if (explicit) {
-		if (matrix_opts_load(mo, m)) {
-			free(m);
+		if (matrix_opts_load(mo, m))
 			return -1;
-		}
 		ok = 1;
 	} else {
 		bwap_state_path(mo->state_dir, "matrix", path, sizeof(path));
 		ok = !access(path, R_OK) ? !bwap_matrix_load(m, path, err, sizeof(err)) :
 		     !bwap_matrix_from_hmat(m, x->t, 0, err, sizeof(err));
 	}
+	x->have_matrix = ok;
+	x->matrix_explicit = explicit;
 	if (ok && !bwap_canonical_capacity(m, x->workers, x->mem, x->capacity, err, sizeof(err))) {
 		snprintf(x->weights_source, sizeof(x->weights_source), "%s", m->source);
-		free(m);
 		return 0;
 	}
 	if (explicit) {
 		cli_error("bench", "%s", err);
-		free(m);
 		return -1;
 	}
-	free(m);
 	for (int i = 0; i < BWAP_MAX_NODES; i++)
 		x->capacity[i] = x->probe[i] > 0 ? x->probe[i] * 1000 : 0;
 	snprintf(x->weights_source, sizeof(x->weights_source),
 		 "the read probe from each node to the workers (no matrix: %s)", err);
 	return 0;
+}
+
+static size_t weights_list(const unsigned char *w, bwap_nodeset nodes, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < BWAP_MAX_NODES && k + 8 < len; i++)
+		if (bwap_nodeset_has(nodes, i))
+			k += snprintf(buf + k, len - k, "%s%d:%d", k ? " " : "", i, w[i]);
+	return k;
+}
+
+/*
+ * upstream-auto: the weights upstream's auto mode gives this machine.
+ * Where the kernel has the auto file and it is on, they are the global
+ * table as it is; otherwise the same rule (7.3's reduce_interleave_weights())
+ * on the HMAT/CDAT bandwidth sysfs reports, and the row says so.
+ */
+static int upstream_auto_row(struct bench_ctx *x, struct bench_row *r)
+{
+	unsigned int bw[BWAP_MAX_NODES];
+	unsigned char rule[BWAP_MAX_NODES];
+	char err[512], list[512], bwtext[512];
+	int have = bwap_auto_bandwidth_from_hmat(x->t, bw), on = bwap_sysfs_weights_auto();
+	size_t k = 0;
+
+	bwap_auto_weights(bw, x->mem, x->t->nr_nodes, rule);
+	bwtext[0] = '\0';
+	for (int i = 0; i < x->t->nr_nodes && k + 16 < sizeof(bwtext); i++)
+		if (bwap_nodeset_has(x->mem, i))
+			k += snprintf(bwtext + k, sizeof(bwtext) - k, "%s%d:%u", k ? " " : "", i, bw[i]);
+	weights_list(rule, x->mem, list, sizeof(list));
+	if (on == 1 && x->mode != BWAP_KERNEL_STOCK) {
+		int gw[BWAP_MAX_NODES], same = 1;
+
+		if (bwap_sysfs_weights_read(gw, x->t->nr_nodes, x->mem, err, sizeof(err))) {
+			cli_error("bench", "upstream-auto: the kernel's auto weights: %s", err);
+			return -1;
+		}
+		for (int i = 0; i < x->t->nr_nodes; i++) {
+			r->place.w[i] = bwap_nodeset_has(x->mem, i) ? (unsigned char)gw[i] : 0;
+			same &= r->place.w[i] == rule[i];
+		}
+		snprintf(r->from, sizeof(r->from), "read from the kernel (weighted_interleave/auto is true); "
+			 "7.3's rule on the HMAT bandwidth sysfs shows (%s) gives %s%s", have ? bwtext : "none",
+			 same ? "the same" : list, same ? "" : ", not what the kernel holds");
+		return 0;
+	}
+	memcpy(r->place.w, rule, BWAP_MAX_NODES);
+	if (!have)
+		snprintf(r->from, sizeof(r->from), "computed from HMAT with 7.3's rule: this machine reports no "
+			 "HMAT/CDAT bandwidth (nodeN/access1), so auto mode leaves every weight 1");
+	else
+		snprintf(r->from, sizeof(r->from), "computed from HMAT with 7.3's rule (floor of %d x bw / sum, "
+			 "at least 1, over the gcd) on the access1 bandwidth, min of read and write: %s%s",
+			 BWAP_AUTO_WEIGHTINESS, bwtext,
+			 on == 0 ? "; auto is off on this kernel, its table holds manual weights" :
+			 on < 0 ? "; this kernel has no auto mode (before 6.16)" : "");
+	return 0;
+}
+
+/*
+ * hmsdk-bwactl: bwactl.py's rule on the row of the first worker node,
+ * the CPUs that read.  Real hardware: a matrix the user named (MLC's, as
+ * bwactl takes it), else the probe, both measured.  Under QEMU TCG the
+ * measurements say nothing, so the row comes from the machine's matrix:
+ * MODELLED.  1 if the row exists, 0 if skipped (said why), -1 on error.
+ */
+static int hmsdk_row(struct bench_ctx *x, struct bench_row *r)
+{
+	int first = __builtin_ctzll(x->workers);
+	double row[BWAP_MAX_NODES];
+	char err[512], what[400];
+
+	if (x->have_matrix && (x->matrix_explicit || x->tcg)) {
+		for (int i = 0; i < BWAP_MAX_NODES; i++)
+			row[i] = i < x->m->nr_nodes ? x->m->bw[first][i] : -1;
+		snprintf(what, sizeof(what), "%s row %d of the machine's matrix (%.200s)",
+			 x->tcg ? "MODELLED: from" : "on", first, x->m->source);
+	} else if (!x->tcg) {
+		for (int i = 0; i < BWAP_MAX_NODES; i++)
+			row[i] = x->probe[i] >= 0 ? x->probe[i] * 1000 : -1;
+		snprintf(what, sizeof(what), "on measured bandwidth: the read probe from each node to the "
+			 "workers' CPUs");
+	} else {
+		snprintf(x->skipped[x->nr_skipped++], sizeof(x->skipped[0]),
+			 "hmsdk-bwactl: under emulation the probe says nothing, and there is no matrix to model "
+			 "the machine from; give it with --matrix FILE");
+		return 0;
+	}
+	if (bwap_hmsdk_weights(row, x->mem, x->t->nr_nodes, r->place.w, err, sizeof(err))) {
+		snprintf(x->skipped[x->nr_skipped++], sizeof(x->skipped[0]), "hmsdk-bwactl: %s (%.80s)", err, what);
+		return 0;
+	}
+	snprintf(r->from, sizeof(r->from), "hmsdk bwactl's rule (halved to at most %d, rounded, over the gcd) "
+		 "%s", BWAP_HMSDK_SOFT_MAX, what);
+	return 1;
+}
+
+/*
+ * MODELLED GB/s of every row, where the measurements say nothing: the
+ * placement model (MODEL.md) on the machine's matrix, at the pages each
+ * placement really made, for MODEL.md's bandwidth preset over private
+ * arrays (STREAM's): --model-threads per worker node (8, the real
+ * machine's cores rather than the emulated one's), 12 misses in flight.
+ */
+static void model_rows(struct bench_ctx *x)
+{
+	struct bwap_machine *mc = malloc(sizeof(*mc));
+	struct bwap_workload wl;
+	char err[512];
+	int base = -1;
+
+	if (!mc)
+		return;
+	if (!x->have_matrix) {
+		snprintf(x->model_why, sizeof(x->model_why), "no matrix to model the machine from; give it with "
+			 "--matrix FILE");
+		free(mc);
+		return;
+	}
+	if (bwap_machine_from_matrix(mc, x->m, err, sizeof(err))) {
+		snprintf(x->model_why, sizeof(x->model_why), "%s", err);
+		free(mc);
+		return;
+	}
+	memset(&wl, 0, sizeof(wl));
+	for (int n = 0; n < BWAP_MAX_NODES; n++)
+		if (bwap_nodeset_has(x->workers, n))
+			wl.threads[n] = (int)x->model_threads_per_node;
+	memcpy(x->model_threads, wl.threads, sizeof(x->model_threads));
+	wl.mlp = 12;
+	wl.shared = 0;
+	wl.first_node = __builtin_ctzll(x->workers);
+	for (int i = 0; i < x->nr_rows; i++) {
+		const struct bench_row *r = &x->row[i];
+		struct bwap_prediction p;
+		double dist[BWAP_MAX_NODES] = { 0 };
+		long total = 0;
+
+		for (int n = 0; n < BWAP_MAX_NODES; n++)
+			total += r->expected[n];
+		for (int n = 0; n < BWAP_MAX_NODES && total; n++)
+			dist[n] = (double)r->expected[n] / total;
+		bwap_model_predict(mc, &wl, dist, r->place.method == BWAP_BENCH_FIRST_TOUCH, &p);
+		x->model_gbs[i] = p.throughput;
+		if (!strcmp(r->name, "interleave-workers"))
+			base = i;
+	}
+	for (int i = 0; i < x->nr_rows; i++)
+		x->model_ratio[i] = base >= 0 ? x->model_gbs[i] / x->model_gbs[base] : NAN;
+	x->have_model = 1;
+	snprintf(x->model_why, sizeof(x->model_why), "the placement model (tools/bwap/MODEL.md) on %s",
+		 x->m->source);
+	free(mc);
 }
 
 static int weights_at_dwp(struct bench_ctx *x, double dwp, unsigned char *w)
@@ -383,6 +557,13 @@ static json_object *bench_json(const struct bench_ctx *x)
 		json_object_object_add(p, "weights", w);
 		if (r->dwp >= 0)
 			json_object_object_add(p, "dwp", json_object_new_double(r->dwp));
+		if (r->from[0])
+			json_object_object_add(p, "weights_from", json_object_new_string(r->from));
+		if (x->have_model) {
+			json_object_object_add(p, "modelled_gbs", json_object_new_double(x->model_gbs[i]));
+			json_object_object_add(p, "modelled_ratio_to_interleave_workers",
+					       json_object_new_double(x->model_ratio[i]));
+		}
 		json_object_object_add(p, "pages_expected", json_nodes_long(x, r->expected));
 		json_object_object_add(p, "pages_actual", json_nodes_long(x, r->actual));
 		json_object_object_add(p, "pages_moved", json_object_new_int64(r->moved));
@@ -405,6 +586,19 @@ static json_object *bench_json(const struct bench_ctx *x)
 		json_object_array_add(a, p);
 	}
 	json_object_object_add(o, "placements", a);
+	if (x->emulated) {
+		json_object *mo = json_object_new_object(), *th = json_object_new_array();
+
+		json_object_object_add(mo, "label", json_object_new_string("MODELLED"));
+		json_object_object_add(mo, "available", json_object_new_boolean(x->have_model));
+		json_object_object_add(mo, x->have_model ? "from" : "why_not", json_object_new_string(x->model_why));
+		for (int n = 0; n < x->t->nr_nodes; n++)
+			json_object_array_add(th, json_object_new_int(x->model_threads[n]));
+		json_object_object_add(mo, "threads_per_node", th);
+		json_object_object_add(mo, "mlp", json_object_new_double(12));
+		json_object_object_add(mo, "shared", json_object_new_double(0));
+		json_object_object_add(o, "modelled", mo);
+	}
 	a = json_object_new_array();
 	for (int i = 0; i < x->nr_skipped; i++)
 		json_object_array_add(a, json_object_new_string(x->skipped[i]));
@@ -444,12 +638,34 @@ static void print_table(const struct bench_ctx *x)
 		if (r->place.method == BWAP_BENCH_MOVE_PAGES)
 			printf("; %ld moved", r->moved);
 		printf("\n");
+		if (r->from[0])
+			printf("#   %s weights: %s\n", r->name, r->from);
 		for (int k = 0; k < NR_K; k++)
 			printf("%-19s %-20s %-6s %9.3f %9.3f %9.3f %8.3f  %s\n", r->name,
 			       bwap_bench_method_name[r->place.method], bwap_bench_kernel_name[k], r->median[k],
 			       r->lo[k], r->hi[k], r->ratio[k], label);
 	}
 	printf("\nratio: GB/s over interleave-workers' for the same kernel (above 1 is faster)\n");
+	if (!x->emulated)
+		return;
+	if (!x->have_model) {
+		printf("\nMODELLED: none: %s\n", x->model_why);
+		return;
+	}
+	{
+		size_t k = 0;
+
+		for (int n = 0; n < x->t->nr_nodes && k + 16 < sizeof(buf); n++)
+			if (x->model_threads[n])
+				k += snprintf(buf + k, sizeof(buf) - k, "%s%d:%d", k ? " " : "", n, x->model_threads[n]);
+	}
+	printf("\nMODELLED, not measured: %s; threads per node %s, 12 misses in flight each, private "
+	       "arrays\n", x->model_why, buf);
+	printf("%-19s %-24s %9s %8s  %s\n", "placement", "weights", "GB/s", "ratio", "label");
+	for (int i = 0; i < x->nr_rows; i++)
+		printf("%-19s %-24s %9.3f %8.3f  %s\n", x->row[i].name, weights_text(&x->row[i].place, wb, sizeof(wb)),
+		       x->model_gbs[i], x->model_ratio[i], "modelled");
+	printf("ratio: modelled GB/s over interleave-workers' modelled GB/s\n");
 }
 
 int cmd_bench(int argc, char **argv)
@@ -471,6 +687,7 @@ int cmd_bench(int argc, char **argv)
 		{ "dwp-step", required_argument, NULL, OPT_DWP },
 		{ "probe-seconds", required_argument, NULL, OPT_SECONDS },
 		{ "max-weight", required_argument, NULL, OPT_MAX_WEIGHT },
+		{ "model-threads", required_argument, NULL, OPT_MODEL_THREADS },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "output", required_argument, NULL, 'o' },
@@ -486,6 +703,7 @@ int cmd_bench(int argc, char **argv)
 	x.dwp_step = 0.25;
 	x.probe_seconds = 0.2;
 	x.max_weight = 255;
+	x.model_threads_per_node = 8;
 	matrix_opts_init(&mo);
 	cli_parser_init(&p, "bench", "ho:", longopts);
 	while ((c = cli_next(&p, argc, argv)) != -1) {
@@ -531,6 +749,10 @@ int cmd_bench(int argc, char **argv)
 			if (cli_parse_long("bench", "--max-weight", optarg, 1, 255, &x.max_weight))
 				return 2;
 			break;
+		case OPT_MODEL_THREADS:
+			if (cli_parse_long("bench", "--model-threads", optarg, 1, 1024, &x.model_threads_per_node))
+				return 2;
+			break;
 		case OPT_JSON:
 			json = 1;
 			break;
@@ -555,8 +777,12 @@ int cmd_bench(int argc, char **argv)
 	}
 	x.repeats = (int)repeats;
 	x.t = malloc(sizeof(*x.t));
-	if (!x.t)
+	x.m = malloc(sizeof(*x.m));
+	if (!x.t || !x.m) {
+		free(x.t);
+		free(x.m);
 		return 1;
+	}
 	if (bwap_topology_read(x.t, mo.sysfs_root, err, sizeof(err))) {
 		cli_error("bench", "%s", err);
 		goto out;
@@ -616,7 +842,7 @@ int cmd_bench(int argc, char **argv)
 		 bwap_kernel_mode_name(x.mode), bwap_nodeset_format(x.workers, buf, sizeof(buf)), threads,
 		 x.cpus_text, x.b.array_bytes / 1048576.0,
 		 x.llc ? "4x the last-level cache" : "no cache size in sysfs");
-	x.emulated = bwap_cpu_is_emulated(x.emulated_why, sizeof(x.emulated_why));
+	x.emulated = x.tcg = bwap_cpu_is_emulated(x.emulated_why, sizeof(x.emulated_why));
 	if (probe_nodes(&x, cpumap) || load_capacity(&x, &mo, explicit_matrix))
 		goto stop;
 
@@ -627,7 +853,6 @@ int cmd_bench(int argc, char **argv)
 	if (x.mode != BWAP_KERNEL_STOCK) {
 		struct bench_row *r = add_row(&x, "upstream-wi", BWAP_BENCH_GLOBAL_WI, x.mem);
 		int gw[BWAP_MAX_NODES];
-		char *a;
 
 		if (bwap_sysfs_weights_read(gw, x.t->nr_nodes, x.mem, err, sizeof(err))) {
 			cli_error("bench", "the global weighted-interleave table: %s", err);
@@ -635,14 +860,23 @@ int cmd_bench(int argc, char **argv)
 		}
 		for (int i = 0; i < x.t->nr_nodes; i++)
 			r->place.w[i] = bwap_nodeset_has(x.mem, i) ? (unsigned char)gw[i] : 0;
-		a = bwap_read_file(BWAP_SYSFS_WEIGHTS "/auto", NULL);
-		x.auto_weights = a && !strncmp(a, "true", 4);
-		free(a);
+		x.auto_weights = bwap_sysfs_weights_auto() == 1;
 	} else {
 		snprintf(x.skipped[x.nr_skipped++], sizeof(x.skipped[0]),
 			 "upstream-wi: this kernel has no weighted interleave (mode 6, Linux 6.9+)");
 	}
 	bwap_method = x.mode == BWAP_KERNEL_SERIES ? BWAP_BENCH_OWN_WEIGHTS : BWAP_BENCH_MOVE_PAGES;
+	/* the weights a user could pick instead, placed as BWAP's are */
+	if (upstream_auto_row(&x, add_row(&x, "upstream-auto", bwap_method, x.mem)))
+		goto stop;
+	{
+		int k = hmsdk_row(&x, add_row(&x, "hmsdk-bwactl", bwap_method, x.mem));
+
+		if (k < 0)
+			goto stop;
+		if (!k)
+			x.nr_rows--;
+	}
 	{
 		struct bench_row *r = add_row(&x, "bwap-canonical", bwap_method, x.mem);
 
@@ -668,6 +902,8 @@ int cmd_bench(int argc, char **argv)
 	for (int i = 0; i < x.nr_rows; i++)
 		for (int k = 0; k < NR_K; k++)
 			x.row[i].ratio[k] = x.row[i].median[k] / x.row[2].median[k];
+	if (x.emulated)
+		model_rows(&x);
 	{
 		json_object *o = bench_json(&x);
 		const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
@@ -711,5 +947,6 @@ stop:
 	bwap_bench_stop(&x.b);
 out:
 	free(x.t);
+	free(x.m);
 	return ret;
 }

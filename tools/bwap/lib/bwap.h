@@ -4,8 +4,9 @@
  * topology from sysfs, bandwidth matrices and their sources, canonical
  * weights, the raw NUMA syscalls, the read benchmark, worker-set
  * enumeration, the placement model, the DWP tuner, a process's pages per
- * node, and the client side of bwapd's control socket.  Each part lives
- * in its own .c file in lib/; this header is the whole interface.
+ * node, the weights other tools would pick, and the client side of
+ * bwapd's control socket.  Each part lives in its own .c file in lib/;
+ * this header is the whole interface.
  */
 #ifndef BWAP_H
 #define BWAP_H
@@ -146,10 +147,39 @@ void bwap_weights_print(const struct bwap_weights *w, FILE *f);
 #define BWAP_SYSFS_WEIGHTS "/sys/kernel/mm/mempolicy/weighted_interleave"
 
 int bwap_sysfs_weights_read(int *weights, int nr_nodes, bwap_nodeset nodes, char *err, size_t errlen);
+/* weighted_interleave/auto: 1 true, 0 false, -1 absent (kernels before 6.16). */
+int bwap_sysfs_weights_auto(void);
 /* Save the current table to state_dir/sysfs-weights.saved (once), then write. */
 int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir,
 			     char *err, size_t errlen);
 int bwap_sysfs_weights_restore(const char *state_dir, char *err, size_t errlen);
+
+/* ---- peer_weights.c: the weights other tools would pick ------------ */
+
+/*
+ * Upstream's auto weights (Linux 6.16+; 7.3's reduce_interleave_weights()):
+ * bw[n] for each memory node n in mem (0 = unknown), scaled to whole
+ * numbers of at most BWAP_AUTO_WEIGHTINESS, at least 1, divided by their
+ * gcd.  w[n] for n in mem, 0 elsewhere.
+ */
+#define BWAP_AUTO_WEIGHTINESS 32	/* the kernel's "weightiness" */
+void bwap_auto_weights(const unsigned int *bw, bwap_nodeset mem, int nr_nodes, unsigned char *w);
+/*
+ * The bandwidths 7.3 feeds that rule: min(read, write) of each memory
+ * node's HMAT/CDAT access1 (best CPU initiator) coordinates, as sysfs shows
+ * them; 0 where there are none.  Returns how many nodes have one.
+ */
+int bwap_auto_bandwidth_from_hmat(const struct bwap_topology *t, unsigned int *bw);
+/*
+ * hmsdk bwactl's weights (tools/iw_ratio.py) from row[n], the MB/s an
+ * initiator node's CPUs get from each node n in nodes (an MLC matrix
+ * row): halved together while the largest is above BWAP_HMSDK_SOFT_MAX,
+ * rounded, divided by their gcd.  0, or -1 with err (a weight of 0 or
+ * above 255, or an unknown entry).
+ */
+#define BWAP_HMSDK_SOFT_MAX 10		/* iw_ratio.py's SOFT_MAX_RATIO_VAL */
+int bwap_hmsdk_weights(const double *row, bwap_nodeset nodes, int nr_nodes, unsigned char *w,
+		       char *err, size_t errlen);
 
 /* ---- mempolicy.c: raw syscalls, no libnuma ---------------------------- */
 

@@ -135,15 +135,17 @@ int bwap_pin_to_cpus(int tid, const unsigned char *cpus)
 
 enum bwap_kernel_mode bwap_kernel_mode(void)
 {
+	const char *wi = getenv("BWAP_SYSFS_WEIGHTS") && *getenv("BWAP_SYSFS_WEIGHTS") ?
+			 getenv("BWAP_SYSFS_WEIGHTS") : BWAP_SYSFS_WEIGHTS;	/* tests point this elsewhere */
+
 	/* tests: portable mode on a kernel that has the series too */
 	if (getenv("BWAP_FORCE_PORTABLE") && *getenv("BWAP_FORCE_PORTABLE") == '1')
-		return access(BWAP_SYSFS_WEIGHTS, F_OK) ? BWAP_KERNEL_STOCK : BWAP_KERNEL_STOCK_WI;
+		return access(wi, F_OK) ? BWAP_KERNEL_STOCK : BWAP_KERNEL_STOCK_WI;
 	/* NULL args: a kernel with the call says EFAULT or EINVAL, one without ENOSYS */
 	if (syscall(__NR_get_mempolicy2, NULL, 0UL, 0UL, 0UL) < 0 && errno != ENOSYS &&
 	    syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0) < 0 && errno != ENOSYS)
 		return BWAP_KERNEL_SERIES;
-	if (!access(getenv("BWAP_SYSFS_WEIGHTS") && *getenv("BWAP_SYSFS_WEIGHTS") ?
-		    getenv("BWAP_SYSFS_WEIGHTS") : BWAP_SYSFS_WEIGHTS, F_OK))
+	if (!access(wi, F_OK))
 		return BWAP_KERNEL_STOCK_WI;
 	return BWAP_KERNEL_STOCK;
 }

@@ -79,8 +79,7 @@ int bwap_sysfs_weights_read(int *weights, int nr_nodes, bwap_nodeset nodes, char
 	return 0;
 }
 
-/* weighted_interleave/auto: 1 true, 0 false, -1 absent (kernels before 6.16). */
-static int read_auto(void)
+int bwap_sysfs_weights_auto(void)
 {
 	char path[512], buf[16];
 	int fd, len;
@@ -117,7 +116,7 @@ static int write_auto(int on, char *err, size_t errlen)
 static int save_table(const char *path, char *err, size_t errlen)
 {
 	struct bwap_atomic_file af;
-	int mode = read_auto();
+	int mode = bwap_sysfs_weights_auto();
 
 	if (bwap_atomic_open(&af, path, err, errlen))
 		return -1;
@@ -136,7 +135,7 @@ static int save_table(const char *path, char *err, size_t errlen)
 int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir,
 			     char *err, size_t errlen)
 {
-	int old[BWAP_MAX_NODES], done = 0, mode = read_auto();
+	int old[BWAP_MAX_NODES], done = 0, mode = bwap_sysfs_weights_auto();
 	char path[4096], why[1024], bad[1024] = "";
 
 	if (bwap_state_mkdir(state_dir, err, errlen))
@@ -210,7 +209,7 @@ int bwap_sysfs_weights_restore(const char *state_dir, char *err, size_t errlen)
 	}
 	fclose(f);
 	/* last: writing a node weight switches auto off again */
-	if (auto_mode >= 0 && read_auto() != auto_mode && write_auto(auto_mode, err, errlen))
+	if (auto_mode >= 0 && bwap_sysfs_weights_auto() != auto_mode && write_auto(auto_mode, err, errlen))
 		return -1;
 	if (unlink(path)) {
 		snprintf(err, errlen, "restored, but cannot remove %s: %s", path, strerror(errno));

@@ -5,7 +5,9 @@
  * which and what made it), the median as the bar, min-max as a whisker,
  * the ratio to interleave-workers above each bar.  Drawn from the JSON
  * alone, so a result measured anywhere draws the same.  EMULATED figures
- * say so in red under the title.
+ * say so in red under the title; their MODELLED GB/s, where the result
+ * has them, are one more group at the right, set apart, named so and
+ * read on an axis of their own on the right.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #define H 640
 #define ML 90
 #define MR 30
+#define MR_MODEL 75	/* room for the MODELLED axis on the right */
 #define MT 110
 #define MB 150
 #define MAX_PLACEMENTS 10
@@ -46,8 +49,9 @@ int bwap_chart_bench(const char *path, json_object *bench, char *err, size_t err
 	json_object *pl, *ks;
 	const char *kname[MAX_KERNELS], *label = str(bench, "label"), *why = str(bench, "emulated_why");
 	double gbs[MAX_PLACEMENTS][MAX_KERNELS], lo[MAX_PLACEMENTS][MAX_KERNELS], hi[MAX_PLACEMENTS][MAX_KERNELS],
-	       ratio[MAX_PLACEMENTS][MAX_KERNELS], top = 0, step;
-	int np, nk = 0, emulated = label && !strcmp(label, "EMULATED");
+	       ratio[MAX_PLACEMENTS][MAX_KERNELS], model[MAX_PLACEMENTS], model_ratio[MAX_PLACEMENTS], top = 0, step,
+	       mtop = 0, mstep = 1;
+	int np, nk = 0, emulated = label && !strcmp(label, "EMULATED"), nm = 0, groups, mr;
 	char sub[512], buf[256];
 	struct chart c;
 
@@ -88,6 +92,30 @@ int bwap_chart_bench(const char *path, json_object *bench, char *err, size_t err
 			}
 			top = fmax(top, hi[p][k]);
 		}
+		/* MODELLED GB/s: every placement has one, or none has */
+		model[p] = num(e, "modelled_gbs");
+		model_ratio[p] = num(e, "modelled_ratio_to_interleave_workers");
+		if (!isnan(model[p])) {
+			if (!(model[p] >= 0) || !isfinite(model[p])) {
+				snprintf(err, errlen, "placement '%s': modelled_gbs must be finite and >= 0", str(e, "name"));
+				return -1;
+			}
+			mtop = fmax(mtop, model[p]);
+			nm++;
+		}
+	}
+	if (nm && nm != np) {
+		snprintf(err, errlen, "%d of the %d placements have a modelled_gbs: all or none must", nm, np);
+		return -1;
+	}
+	groups = nk + !!nm;
+	mr = nm ? MR_MODEL : MR;
+	/* modelled figures have an axis of their own: emulated GB/s are far below them */
+	if (nm) {
+		if (!(mtop > 0))
+			mtop = 1;
+		mstep = chart_tick_step(mtop, 6);
+		mtop = ceil(mtop / mstep) * mstep;
 	}
 	if (!(top > 0))
 		top = 1;
@@ -111,15 +139,15 @@ int bwap_chart_bench(const char *path, json_object *bench, char *err, size_t err
 	for (double v = 0; v <= top + step / 2; v += step) {
 		double y = H - MB - v / top * (H - MT - MB);
 
-		chart_line(&c, ML, y, W - MR, y, 1, &chart_light);
+		chart_line(&c, ML, y, W - mr, y, 1, &chart_light);
 		snprintf(buf, sizeof(buf), "%g", v);
 		chart_text(&c, ML - 8, y + 4, 12, 0, 1, &chart_black, buf);
 	}
 	chart_text_up(&c, 28, MT + (H - MT - MB) / 2.0, 13, &chart_black, "bandwidth, GB/s (10^9 bytes/s)");
 	chart_line(&c, ML, MT, ML, H - MB, 1.5, &chart_black);
-	chart_line(&c, ML, H - MB, W - MR, H - MB, 1.5, &chart_black);
+	chart_line(&c, ML, H - MB, W - mr, H - MB, 1.5, &chart_black);
 	{
-		double gw = (double)(W - ML - MR) / nk, bw = gw * 0.8 / np;
+		double gw = (double)(W - ML - mr) / groups, bw = gw * 0.8 / np;
 
 		for (int k = 0; k < nk; k++) {
 			double gx = ML + k * gw + gw * 0.1;
@@ -141,7 +169,35 @@ int bwap_chart_bench(const char *path, json_object *bench, char *err, size_t err
 				}
 			}
 		}
-		chart_text(&c, ML + (W - ML - MR) / 2.0, H - MB + 42, 13, 0, 0.5, &chart_black,
+		if (nm) {
+			static const struct rgb blue = { 0.05, 0.25, 0.65 };
+			double gx = ML + nk * gw + gw * 0.1;
+
+			chart_line(&c, ML + nk * gw, MT, ML + nk * gw, H - MB, 1.2, &chart_grey);
+			chart_line(&c, W - mr, MT, W - mr, H - MB, 1.5, &blue);
+			for (double v = 0; v <= mtop + mstep / 2; v += mstep) {
+				double y = H - MB - v / mtop * (H - MT - MB);
+
+				chart_line(&c, W - mr, y, W - mr + 4, y, 1.2, &blue);
+				snprintf(buf, sizeof(buf), "%g", v);
+				chart_text(&c, W - mr + 8, y + 4, 12, 0, 0, &blue, buf);
+			}
+			chart_text_up(&c, W - 14, MT + (H - MT - MB) / 2.0, 13, &blue, "MODELLED GB/s");
+			chart_text(&c, ML + (nk + 0.5) * gw, H - MB + 20, 13, 1, 0.5, &blue, "MODELLED");
+			for (int p = 0; p < np; p++) {
+				double x = gx + p * bw, y = H - MB - model[p] / mtop * (H - MT - MB);
+
+				chart_fill_rect(&c, x + 1, y, bw - 2, H - MB - y, &chart_palette[p % 10]);
+				if (isfinite(model_ratio[p])) {
+					snprintf(buf, sizeof(buf), "%.2fx", model_ratio[p]);
+					chart_text_up(&c, x + bw / 2 + 4, y - 6 - chart_text_width(&c, 9, 0, buf) / 2, 9,
+						      &chart_grey, buf);
+				}
+			}
+		}
+		chart_text(&c, ML + (W - ML - mr) / 2.0, H - MB + 42, 13, 0, 0.5, &chart_black,
+			   nm ? "kernel (STREAM byte counts; sum reads only); MODELLED: the placement model, right "
+				"axis; above each bar: ratio to interleave-workers" :
 			   "kernel (STREAM byte counts; sum reads only); above each bar: ratio to interleave-workers");
 	}
 	/* legend: placement, and what made it */

@@ -182,6 +182,42 @@ static void test_bench_chart(void)
 	json_object_put(o);
 }
 
+/* The bench with the other tools' weights and MODELLED figures, from the 4-node guest. */
+static void test_bench_peers_chart(void)
+{
+	json_object *o = json_object_from_file(test_data("bench-4node-peers.json")), *pl;
+	static const double colours[8][3] = {
+		{ 0.12, 0.47, 0.71 }, { 1.00, 0.50, 0.05 }, { 0.17, 0.63, 0.17 }, { 0.84, 0.15, 0.16 },
+		{ 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 }, { 0.89, 0.47, 0.76 }, { 0.50, 0.50, 0.50 },
+	};
+	cairo_surface_t *s;
+	char err[512] = "";
+	int w = 0, h = 0, missing = 0;
+
+	CHECK(o, "bench peers: the guest's JSON with upstream-auto, hmsdk-bwactl and MODELLED figures loads");
+	if (!o)
+		return;
+	CHECK(!bwap_chart_bench(out("peers.png"), o, err, sizeof(err)), "bench peers: PNG drawn (%s)", err);
+	s = load_png(out("peers.png"), &w, &h);
+	CHECK(s && w == 1100 && h == 640, "bench peers: the PNG decodes, 1100x640 (%dx%d)", w, h);
+	if (s) {
+		for (int p = 0; p < 8; p++)
+			missing += colour_pixels(s, colours[p][0], colours[p][1], colours[p][2]) < 144;
+		CHECK(!missing, "bench peers: each of the 8 placements' colours fills its legend swatch and bars");
+		/* the MODELLED group's name, in blue, apart from the measured kernels */
+		CHECK(colour_pixels(s, 0.05, 0.25, 0.65) > 20, "bench peers: the MODELLED group is named in blue");
+		cairo_surface_destroy(s);
+	}
+	/* all placements have a modelled figure, or none: one without is refused */
+	json_object_object_get_ex(o, "placements", &pl);
+	json_object_object_del(json_object_array_get_idx(pl, 4), "modelled_gbs");
+	err[0] = '\0';
+	CHECK(bwap_chart_bench(out("bad.png"), o, err, sizeof(err)) && strstr(err, "7 of the 8 placements have a "
+	      "modelled_gbs") && access(out("bad.png"), F_OK),
+	      "bench peers: modelled figures for only some placements are refused, no file written (%s)", err);
+	json_object_put(o);
+}
+
 static void test_report_chart(void)
 {
 	struct bwap_matrix *m = malloc(sizeof(*m));
@@ -283,6 +319,7 @@ int main(void)
 		return 1;
 	}
 	test_bench_chart();
+	test_bench_peers_chart();
 	test_report_chart();
 	test_curve_chart();
 	test_search_chart();

@@ -150,6 +150,8 @@ expect 2 "--size -4 is below 0.0625" "$BWAPCTL" bench --size -4
 expect 2 "--dwp-step 0 is below 0.05" "$BWAPCTL" bench --dwp-step 0
 expect 2 "--probe-seconds 'nan' is not a finite number" "$BWAPCTL" bench --probe-seconds nan
 expect 2 "--threads 0 is below 1" "$BWAPCTL" bench --threads 0
+expect 2 "--model-threads 0 is below 1" "$BWAPCTL" bench --model-threads 0
+expect 2 "--model-threads 'inf' is not a whole number" "$BWAPCTL" bench --model-threads inf
 expect 2 "--workers: empty node set" "$BWAPCTL" bench --workers ""
 expect 1 "have no CPUs" "$BWAPCTL" bench --workers 63
 expect 2 "name it FILE.png or FILE.svg" "$BWAPCTL" bench -o "$tmp/b.jpg"
@@ -160,8 +162,22 @@ rc=$?
 rows=$(awk '$3 ~ /^(copy|scale|add|triad|sum)$/ && $4 + 0 > 0 && ($8 == "EMULATED" || $8 == "measured")' "$tmp/bench.out" | wc -l)
 [ $rc = 0 ] && [ "$rows" -ge 25 ] && grep -q '^# first-touch: .* (verified)$' "$tmp/bench.out" &&
 	grep -q '"bwapctl": "bench"' "$tmp/bench.json" && grep -q '^<svg' "$tmp/bench.svg"
-ok $? "bench on this machine: pages verified, $rows rows (25 or 30), JSON and SVG written (rc $rc)"
+ok $? "bench on this machine: pages verified, $rows rows (25 to 40), JSON and SVG written (rc $rc)"
 expect 0 "" "$BWAPCTL" report --from "$tmp/bench.json" -o "$tmp/bench.png"
+# upstream-auto where auto is on: the kernel's table (a stand-in here, with a weight the
+# rule cannot give), and the rule's own answer beside it.  One memory node only: on more,
+# the kernel's real table would place upstream-wi, not the stand-in's.
+if [ "$(cat /sys/devices/system/node/has_memory 2>/dev/null)" = 0 ]; then
+	mkdir -p "$tmp/wiauto" && echo true > "$tmp/wiauto/auto" && echo 3 > "$tmp/wiauto/node0"
+	BWAP_SYSFS_WEIGHTS=$tmp/wiauto "$BWAPCTL" bench --size 1 --repeats 1 --dwp-step 1 --probe-seconds 0.01 \
+		--quiet --state-dir "$tmp/bs" > "$tmp/bench-auto.out" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q '^# upstream-auto: weights 0:3; pages per node 0:[0-9]* (verified)' "$tmp/bench-auto.out" &&
+		grep -q "^#   upstream-auto weights: read from the kernel (weighted_interleave/auto is true); 7.3's rule on the HMAT bandwidth sysfs shows (none) gives 0:1, not what the kernel holds$" "$tmp/bench-auto.out"
+	ok $? "bench: upstream-auto reads the table where auto is on, and says what 7.3's rule gives instead (rc $rc)"
+else
+	ok 0 "# SKIP bench's auto-on stand-in needs one memory node, this machine has $(cat /sys/devices/system/node/has_memory)"
+fi
 expect 1 "No such file or directory" "$BWAPCTL" report --from "$tmp/none.json" -o "$tmp/x.png"
 echo '{"bwapctl": "topology"}' > "$tmp/other.json"
 expect 1 "not a result bwapctl draws" "$BWAPCTL" report --from "$tmp/other.json" -o "$tmp/x.png"
