@@ -22,25 +22,25 @@ static const char *const names[NR_POLICIES] = {
 	"MPOL_INTERLEAVE", "default (local)",
 };
 
-static int nodes[BWAP_MAX_NODES], nr_nodes;
-static unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-static unsigned char weights[BWAP_MAXNODE];
+static int nodes[WI_MAX_NODES], nr_nodes;
+static unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+static unsigned char weights[WI_MAXNODE];
 
 static int set_policy(int which)
 {
 	struct mpol_args args;
-	unsigned long m[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned long m[WI_MAX_NODES / (8 * sizeof(long))];
 
 	switch (which) {
 	case OWN:
-		bwap_wi_args(&args, m, nodes, nr_nodes, weights);
-		return bwap_set_mempolicy2(&args, sizeof(args), 0);
+		wi_args(&args, m, nodes, nr_nodes, weights);
+		return sys_set_mempolicy2(&args, sizeof(args), 0);
 	case GLOBAL:
-		return bwap_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE, mask, BWAP_MAXNODE);
+		return sys_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE, mask, WI_MAXNODE);
 	case INTERLEAVE:
-		return bwap_set_mempolicy(MPOL_INTERLEAVE, mask, BWAP_MAXNODE);
+		return sys_set_mempolicy(MPOL_INTERLEAVE, mask, WI_MAXNODE);
 	default:
-		return bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+		return sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 	}
 }
 
@@ -55,7 +55,7 @@ static double now_ns(void)
 /* Nanoseconds per fault for @npages faults under policy @which. */
 static double measure(int which, size_t npages)
 {
-	char *buf = bwap_map_prefaulted(npages);
+	char *buf = wi_map_prefaulted(npages);
 	double t0, t1;
 
 	if (!buf || set_policy(which)) {
@@ -63,7 +63,7 @@ static double measure(int which, size_t npages)
 		exit(1);
 	}
 	t0 = now_ns();
-	bwap_touch_pages(buf, npages);
+	wi_touch_pages(buf, npages);
 	t1 = now_ns();
 	set_policy(DEFAULT);
 	munmap(buf, npages * getpagesize());
@@ -113,7 +113,7 @@ static double measure_bulk(int fd, int which, size_t npages)
 	}
 	t0 = now_ns();
 	if (write(fd, buf, len) != len) {
-		perror("fault-bench: " BWAP_BULK_ALLOC);
+		perror("fault-bench: " WI_BULK_ALLOC);
 		exit(1);
 	}
 	t1 = now_ns();
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
-	int saved[BWAP_MAX_NODES], reps = 7, i, r, c;
+	int saved[WI_MAX_NODES], reps = 7, i, r, c;
 	double (*t)[NR_POLICIES], (*tb)[NR_POLICIES];
 	char title[128];
 	int bulk_fd;
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fault-bench: --reps and --pages must be positive\n");
 		return 2;
 	}
-	nr_nodes = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	nr_nodes = wi_memory_nodes(nodes, WI_MAX_NODES);
 	if (nr_nodes < 2) {
 		fprintf(stderr, "fault-bench: needs at least 2 memory nodes\n");
 		return 1;
@@ -168,18 +168,18 @@ int main(int argc, char **argv)
 	/* Same weights both ways: own table and global sysfs table. */
 	for (i = 0; i < nr_nodes; i++) {
 		weights[nodes[i]] = (unsigned char[]){ 5, 3, 1, 1 }[i % 4];
-		saved[i] = bwap_sysfs_weight_get(nodes[i]);
-		if (bwap_sysfs_weight_set(nodes[i], weights[nodes[i]])) {
+		saved[i] = wi_sysfs_weight_get(nodes[i]);
+		if (wi_sysfs_weight_set(nodes[i], weights[nodes[i]])) {
 			fprintf(stderr, "fault-bench: cannot set sysfs weights (root?)\n");
 			return 1;
 		}
-		bwap_nodemask_set(mask, nodes[i]);
+		wi_nodemask_set(mask, nodes[i]);
 	}
 	t = calloc(reps, sizeof(*t));
 	tb = calloc(reps, sizeof(*tb));
 	if (!t || !tb)
 		return 1;
-	bulk_fd = open(BWAP_BULK_ALLOC, O_WRONLY);
+	bulk_fd = open(WI_BULK_ALLOC, O_WRONLY);
 	measure(DEFAULT, npages);	/* warm-up, not counted */
 	if (bulk_fd >= 0)
 		measure_bulk(bulk_fd, DEFAULT, npages);
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 				tb[r][which] = measure_bulk(bulk_fd, which, npages);
 		}
 	for (i = 0; i < nr_nodes; i++)
-		bwap_sysfs_weight_set(nodes[i], saved[i]);
+		wi_sysfs_weight_set(nodes[i], saved[i]);
 
 	printf("fault-bench: %d runs per policy, rotating order, %d nodes, weights 5,3,1,1...\n",
 	       reps, nr_nodes);
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	} else {
 		printf("\nBulk allocator: not measured, %s is missing\n"
 		       "(needs CONFIG_NUMA_POLICY_BULK_DEBUGFS and debugfs mounted)\n",
-		       BWAP_BULK_ALLOC);
+		       WI_BULK_ALLOC);
 	}
 	free(tb);
 	free(t);

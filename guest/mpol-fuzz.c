@@ -108,7 +108,7 @@ static char *guard_page;	/* RW page, then a PROT_NONE page */
 static char *ro_page;
 
 static int nr_nodes;			/* online memory nodes */
-static int node_ids[BWAP_MAX_NODES];
+static int node_ids[WI_MAX_NODES];
 static int max_node_id;
 
 /* ---- state and shadow ------------------------------------------------------ */
@@ -117,27 +117,27 @@ struct snap {
 	int err;
 	unsigned short mode, mode_flags;
 	int home_node;
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE];
 };
 
 struct state {
 	struct snap task;
 	struct snap page[MAX_TRACKED];
-	int sysfs[BWAP_MAX_NODES];
+	int sysfs[WI_MAX_NODES];
 };
 
 static struct state shadow, now;
-static int saved_sysfs[BWAP_MAX_NODES];
-static int sysfs_fd[BWAP_MAX_NODES];
+static int saved_sysfs[WI_MAX_NODES];
+static int sysfs_fd[WI_MAX_NODES];
 static int have_saved_sysfs;
 
 static void read_snap(struct snap *s, void *addr)
 {
-	struct bwap_policy p;
+	struct wi_policy p;
 
 	errno = 0;
-	s->ret = bwap_read_policy(&p, addr);
+	s->ret = wi_read_policy(&p, addr);
 	s->err = s->ret ? errno : 0;
 	s->mode = p.args.mode;
 	s->mode_flags = p.args.mode_flags;
@@ -204,7 +204,7 @@ static int fmt_uint(char *buf, unsigned int v)
 /* Only open/write/close: also called from a signal handler. */
 static void restore_sysfs(void)
 {
-	static const char dir[] = BWAP_WEIGHT_DIR "/node";
+	static const char dir[] = WI_WEIGHT_DIR "/node";
 	char path[sizeof(dir) + 8], buf[8];
 	int i, fd, len;
 
@@ -263,7 +263,7 @@ static pid_t fork_waiting_child(int *pidfd, int *pipe_w)
 		_exit(0);
 	}
 	close(p[0]);
-	*pidfd = bwap_pidfd_open(pid);
+	*pidfd = sys_pidfd_open(pid);
 	if (*pidfd < 0) {
 		perror("mpol-fuzz: pidfd_open of a child");
 		exit(2);
@@ -277,7 +277,7 @@ static pid_t fork_waiting_child(int *pidfd, int *pipe_w)
  * is moved into it, so reweights naming nodes outside the child's cpuset
  * are tried as well.
  */
-#define CHILD_CG BWAP_CGROUP_ROOT "/mpol-fuzz-child"
+#define CHILD_CG WI_CGROUP_ROOT "/mpol-fuzz-child"
 static int have_child_cg;
 static unsigned long respawns;
 
@@ -291,7 +291,7 @@ static void setup_child_cpuset(void)
 	for (i = 0; i < nr_nodes / 2; i++)
 		len += snprintf(mems + len, sizeof(mems) - len, "%s%d", i ? "," : "",
 				node_ids[i]);
-	have_child_cg = !bwap_cpuset_create(CHILD_CG, mems);
+	have_child_cg = !wi_cpuset_create(CHILD_CG, mems);
 	printf("# live child: %s\n", have_child_cg ?
 	       "every other one runs in a cpuset with the lower half of the nodes" :
 	       "no cpuset controller, the child is never restricted");
@@ -314,7 +314,7 @@ static void respawn_child(void)
 	child_pid = fork_waiting_child(&child_pidfd, &child_pipe);
 	if (have_child_cg && respawns++ % 2) {
 		snprintf(pid, sizeof(pid), "%d", child_pid);
-		if (bwap_cg_write(CHILD_CG, "cgroup.procs", pid))
+		if (wi_cg_write(CHILD_CG, "cgroup.procs", pid))
 			printf("# could not move the child into %s\n", CHILD_CG);
 	}
 	read_state(&shadow);
@@ -366,12 +366,12 @@ static unsigned long pick_maxnode(void)
 {
 	unsigned long nr = max_node_id + 1;
 	const unsigned long choice[] = {
-		0, 1, nr, nr + 1, BWAP_MAXNODE, BWAP_MAX_NODES, PG * 8, PG * 8 + 1,
+		0, 1, nr, nr + 1, WI_MAXNODE, WI_MAX_NODES, PG * 8, PG * 8 + 1,
 		2, 1024, PG * 8 - 1,
 	};
 
 	if (!ODD(50))
-		return BWAP_MAXNODE;
+		return WI_MAXNODE;
 	if (chance(10))
 		return below(PG * 8 + 64);
 	return PICK(choice);
@@ -386,28 +386,28 @@ static void fill_mask(unsigned long maxnode)
 	if (r < 70 || (sane && !ODD(20))) {
 		for (i = 0; i < nr_nodes; i++)
 			if (chance(70))
-				bwap_nodemask_set(mask_buf, node_ids[i]);
+				wi_nodemask_set(mask_buf, node_ids[i]);
 		if (sane)
-			bwap_nodemask_set(mask_buf, node_ids[below(nr_nodes)]);
+			wi_nodemask_set(mask_buf, node_ids[below(nr_nodes)]);
 	} else if (r < 75) {
 		/* empty */
 	} else if (r < 85) {
-		bwap_nodemask_set(mask_buf, max_node_id + 1 + below(8));
+		wi_nodemask_set(mask_buf, max_node_id + 1 + below(8));
 		if (chance(50))
-			bwap_nodemask_set(mask_buf, node_ids[0]);
+			wi_nodemask_set(mask_buf, node_ids[0]);
 	} else if (r < 90 && maxnode > (unsigned long)max_node_id + 2) {
 		/* a bit above the highest possible node, inside maxnode */
 		unsigned long room = maxnode - 1 - (max_node_id + 1);
 		unsigned long bit = max_node_id + 1 + below(room < 4096 ? room : 4096);
 
-		bwap_nodemask_set(mask_buf, node_ids[0]);
+		wi_nodemask_set(mask_buf, node_ids[0]);
 		mask_buf[bit / 64] |= 1UL << (bit % 64);
 	} else if (r < 95) {
 		for (i = 0; i < 4; i++)
 			mask_buf[i] = rnd();
 	} else {
 		for (i = 0; i < nr_nodes; i++)
-			bwap_nodemask_set(mask_buf, node_ids[i]);
+			wi_nodemask_set(mask_buf, node_ids[i]);
 	}
 }
 
@@ -608,7 +608,7 @@ static long call_set(void)
 	snprintf(desc, sizeof(desc), "set_mempolicy2(");
 	build_args(&b, 0);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), ", flags=0x%x)", flags);
-	return bwap_set_mempolicy2(b.args, b.size, flags);
+	return sys_set_mempolicy2(b.args, b.size, flags);
 }
 
 static long call_get(void)
@@ -633,7 +633,7 @@ static long call_get(void)
 	build_args(&b, 1);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc),
 		 ", addr=arena%+ld, flags=0x%x)", (long)(addr - (unsigned long)arena), flags);
-	return bwap_get_mempolicy2(b.args, b.size, addr, flags);
+	return sys_get_mempolicy2(b.args, b.size, addr, flags);
 }
 
 static long call_mbind(void)
@@ -648,7 +648,7 @@ static long call_mbind(void)
 		 (long)(start - (unsigned long)arena), len);
 	build_args(&b, 0);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), ", flags=0x%x)", flags);
-	return bwap_mbind2((void *)start, len, b.args, b.size, flags);
+	return sys_mbind2((void *)start, len, b.args, b.size, flags);
 }
 
 static long call_reweight(void)
@@ -690,7 +690,7 @@ static long call_reweight(void)
 	w = pick_ptr(weight_buf, maxnode, &wk);
 	if (!ODD(20))
 		flags = PICK(((const unsigned int[]){ 0, MPOL_MF_REBALANCE,
-			MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL, MPOL_MF_MOVE_ALL,
+			      MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL, MPOL_MF_MOVE_ALL,
 			MPOL_MF_MOVE, MPOL_MF_REBALANCE | MPOL_MF_MOVE }));
 	else
 		flags = chance(70) ? 1U << below(32) : (unsigned int)rnd();
@@ -733,7 +733,7 @@ static long call_sysfs(void)
 	text[len < sizeof(text) ? len : sizeof(text) - 1] = '\0';
 	snprintf(desc, sizeof(desc), "write(node%d weight, \"%.20s\"%s, %zu bytes)", node,
 		 text, len > 20 ? "..." : "", len);
-	snprintf(path, sizeof(path), BWAP_WEIGHT_DIR "/node%d", node);
+	snprintf(path, sizeof(path), WI_WEIGHT_DIR "/node%d", node);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -1;
@@ -820,7 +820,7 @@ static void touch_arena(void)
 static void usage(FILE *out)
 {
 	fprintf(out,
-"Usage: mpol-fuzz [--seed N] [--calls N] [--progress N] [--verbose]\n"
+		"Usage: mpol-fuzz [--seed N] [--calls N] [--progress N] [--verbose]\n"
 "\n"
 "Randomised fuzzer for set_mempolicy2, get_mempolicy2, mbind2,\n"
 "process_mpol_reweight and the weighted_interleave/nodeN sysfs files.\n"
@@ -912,7 +912,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	rng_state = seed;
 
-	nr_nodes = bwap_memory_nodes(node_ids, BWAP_MAX_NODES);
+	nr_nodes = wi_memory_nodes(node_ids, WI_MAX_NODES);
 	if (nr_nodes < 1) {
 		fprintf(stderr, "mpol-fuzz: cannot read /sys/devices/system/node/has_memory\n");
 		return 2;
@@ -921,7 +921,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr_nodes; i++) {
 		char path[128];
 
-		snprintf(path, sizeof(path), BWAP_WEIGHT_DIR "/node%d", node_ids[i]);
+		snprintf(path, sizeof(path), WI_WEIGHT_DIR "/node%d", node_ids[i]);
 		sysfs_fd[i] = open(path, O_RDONLY);
 		if (sysfs_fd[i] < 0) {
 			fprintf(stderr, "mpol-fuzz: cannot open %s: %s (needs a kernel with weighted interleave)\n",
@@ -944,7 +944,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	setup_arena();
-	self_pidfd = bwap_pidfd_open(getpid());
+	self_pidfd = sys_pidfd_open(getpid());
 	if (self_pidfd < 0) {
 		perror("mpol-fuzz: pidfd_open(getpid())");
 		return 2;
@@ -965,7 +965,7 @@ int main(int argc, char **argv)
 		printf("# process_mpol_reweight (1003) is not in this kernel: ENOSYS; its calls still run and count as ENOSYS\n");
 	read_state(&shadow);
 	for (i = 0; i < 3; i++)
-		vm_start[i] = bwap_vmstat(rebalance_counters[i]);
+		vm_start[i] = wi_vmstat(rebalance_counters[i]);
 	t0 = now_s();
 
 	for (n = 1; n <= calls; n++) {
@@ -1114,9 +1114,9 @@ next:
 	       strict_eio);
 	if (vm_start[0] >= 0)
 		printf("# pages rebalanced during the run (/proc/vmstat): scanned %ld, moved %ld, failed %ld\n",
-		       bwap_vmstat(rebalance_counters[0]) - vm_start[0],
-		       bwap_vmstat(rebalance_counters[1]) - vm_start[1],
-		       bwap_vmstat(rebalance_counters[2]) - vm_start[2]);
+		       wi_vmstat(rebalance_counters[0]) - vm_start[0],
+		       wi_vmstat(rebalance_counters[1]) - vm_start[1],
+		       wi_vmstat(rebalance_counters[2]) - vm_start[2]);
 	printf("# %lu calls in %.1f s (%.0f calls/s)\n", calls, now_s() - t0,
 	       calls / (now_s() - t0));
 	printf("1..4\n");

@@ -91,7 +91,7 @@ static void weights_table(const unsigned char *w, unsigned char *table)
 {
 	int i;
 
-	memset(table, 0, BWAP_MAXNODE);
+	memset(table, 0, WI_MAXNODE);
 	for (i = 0; i < NN; i++)
 		table[nodes[i]] = w[i];
 }
@@ -128,7 +128,7 @@ static void where(char *p, int *status, long *count)
 	}
 	for (i = 0; i < npages; i++)
 		pages[i] = p + i * PG;
-	if (bwap_move_pages(0, npages, pages, NULL, status, 0)) {
+	if (sys_move_pages(0, npages, pages, NULL, status, 0)) {
 		perror("rebalance-bench: move_pages query");
 		exit(2);
 	}
@@ -181,7 +181,7 @@ static int wi_target(unsigned long addr, const unsigned char *w)
 /* Give the whole range weighted interleave with weights @w (mbind2()). */
 static int bind_range_weights(char *p, const unsigned char *w)
 {
-	return bwap_mbind2_nodes(p, npages * PG, nodes, NN, w, 0);
+	return wi_mbind2_nodes(p, npages * PG, nodes, NN, w, 0);
 }
 
 /*
@@ -194,7 +194,7 @@ static long move_then_bind(char *p, long n, void **pages, int *dest, int *status
 {
 	long i, failed = 0;
 
-	if (n && bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
+	if (n && sys_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0)
 		failed = n;
 	for (i = 0; i < n && !failed; i++)
 		failed += status[i] != dest[i];
@@ -250,14 +250,14 @@ static void end_state(char *p)
 /* ---- the methods ------------------------------------------------------------------ */
 static long method_bwap(char *p, const unsigned char *new_w, long long *ns)
 {
-	unsigned char table[BWAP_MAXNODE];
+	unsigned char table[WI_MAXNODE];
 	long long t0;
 	long ret;
 
 	(void)p;
 	weights_table(new_w, table);
 	t0 = now_ns();
-	ret = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+	ret = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
 	*ns = now_ns() - t0;
 	return ret;
 }
@@ -280,13 +280,13 @@ static long method_algorithm1(char *p, const unsigned char *new_w, long long *ns
 {
 	int order[NN], i, j, a = NN;
 	long wsum = 0, done = 0, failed = 0, w_prev = 0;
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
 	long long t0;
 
 	for (i = 0; i < NN; i++) {
 		order[i] = i;
 		wsum += new_w[i];
-		bwap_nodemask_set(mask, nodes[i]);
+		wi_nodemask_set(mask, nodes[i]);
 	}
 	for (i = 1; i < NN; i++)	/* insertion sort, ascending weight, stable */
 		for (j = i; j > 0 && new_w[order[j - 1]] > new_w[order[j]]; j--) {
@@ -302,8 +302,8 @@ static long method_algorithm1(char *p, const unsigned char *new_w, long long *ns
 
 		if (seg > npages - done)
 			seg = npages - done;
-		if (seg > 0 && bwap_mbind(p + done * PG, seg * PG, MPOL_INTERLEAVE, mask,
-					  BWAP_MAXNODE, MPOL_MF_MOVE | MPOL_MF_STRICT))
+		if (seg > 0 && sys_mbind(p + done * PG, seg * PG, MPOL_INTERLEAVE, mask,
+					 WI_MAXNODE, MPOL_MF_MOVE | MPOL_MF_STRICT))
 			failed++;	/* EIO: some pages did not move */
 		done += seg;
 		a--;
@@ -371,10 +371,10 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	for (i = 0; i < npages; i++)
 		r->off_pattern += before_st[i] != nodes[wi_target((unsigned long)(p + i * PG),
 								   sc->old_w)];
-	bwap_lr_targets(npages, r->cur, sc->new_w, NN, target);
+	wi_lr_targets(npages, r->cur, sc->new_w, NN, target);
 	r->min = min_moves(r->cur, target);
-	mig0 = bwap_vmstat("pgmigrate_success");
-	rb0 = bwap_vmstat("mpol_rebalance_moved");
+	mig0 = wi_vmstat("pgmigrate_success");
+	rb0 = wi_vmstat("mpol_rebalance_moved");
 	errno = 0;
 	r->failed = fn(p, sc->new_w, &ns);
 	r->ok = !(r->failed == -1 && errno == ENOSYS);
@@ -389,10 +389,10 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 		r->off += labs(r->final[i] - target[i]);
 	r->off /= 2;
 	for (i = 0; i < 2; i++)
-		r->wb[i] = bwap_window_balance(after_st, npages, nodes, sc->new_w,
-					       NN, windows[i]);
-	r->vm_moved = fn == method_bwap ? bwap_vmstat("mpol_rebalance_moved") - rb0
-					: bwap_vmstat("pgmigrate_success") - mig0;
+		r->wb[i] = wi_window_balance(after_st, npages, nodes, sc->new_w,
+					     NN, windows[i]);
+	r->vm_moved = fn == method_bwap ? wi_vmstat("mpol_rebalance_moved") - rb0
+					: wi_vmstat("pgmigrate_success") - mig0;
 	end_state(p);
 }
 
@@ -448,7 +448,7 @@ static int time_scenario(const struct scenario *sc, double *med, double *lo, dou
 			return 0;
 		p = start_state(sc->old_w);
 		t0 = now_ns();
-		if (bwap_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0) {
+		if (sys_move_pages(0, n, pages, dest, status, MPOL_MF_MOVE) < 0) {
 			perror("rebalance-bench: move_pages batch");
 			exit(2);
 		}
@@ -482,7 +482,7 @@ static void fresh_balance(const unsigned char *w, double *wb)
 
 	where(p, after_st, count);
 	for (i = 0; i < 2; i++)
-		wb[i] = bwap_window_balance(after_st, npages, nodes, w, NN, windows[i]);
+		wb[i] = wi_window_balance(after_st, npages, nodes, w, NN, windows[i]);
 	end_state(p);
 }
 
@@ -526,7 +526,7 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 	}
 	for (i = 0; i < nu; i++)
 		pages[i] = p + i * unit * PG;
-	if (bwap_move_pages(0, nu, pages, NULL, st, 0))
+	if (sys_move_pages(0, nu, pages, NULL, st, 0))
 		die("move_pages query: %s", strerror(errno));
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < nu; i++) {
@@ -535,7 +535,7 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 			die("a page is on %s", "a node the test does not use");
 		count[k]++;
 	}
-	bwap_lr_targets(nu, count, new_w, NN, target);
+	wi_lr_targets(nu, count, new_w, NN, target);
 	for (k = 0; k < NN; k++)
 		left[k] = share[k] = count[k] - target[k];
 	for (i = 0; i < nu; i++) {
@@ -666,7 +666,7 @@ static void *mapper_main(void *arg)
 static int sweep_table(long max_mib, const unsigned char *from,
 		       const unsigned char *to, double *ratios, int *nratios)
 {
-	unsigned char table[BWAP_MAXNODE];
+	unsigned char table[WI_MAXNODE];
 	int ok = 1;
 	long mib;
 
@@ -688,13 +688,13 @@ static int sweep_table(long max_mib, const unsigned char *from,
 
 		npages = mib * (1L << 20) / PG;
 		p = start_state(from);
-		sc0 = bwap_vmstat("mpol_rebalance_scanned");
-		mv0 = bwap_vmstat("mpol_rebalance_moved");
+		sc0 = wi_vmstat("mpol_rebalance_scanned");
+		mv0 = wi_vmstat("mpol_rebalance_moved");
 		t0 = now_ns();
-		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		left = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
 		tk = now_ns() - t0;
-		scanned = bwap_vmstat("mpol_rebalance_scanned") - sc0;
-		moved = bwap_vmstat("mpol_rebalance_moved") - mv0;
+		scanned = wi_vmstat("mpol_rebalance_scanned") - sc0;
+		moved = wi_vmstat("mpol_rebalance_moved") - mv0;
 		end_state(p);
 		if (left) {
 			fprintf(stderr, "rebalance-bench: sweep %ld MiB: %ld pages not moved (%s)\n",
@@ -727,7 +727,7 @@ static int sweep_table(long max_mib, const unsigned char *from,
 static int sweep(long max_mib)
 {
 	static const unsigned char w1111[NN] = { 1, 1, 1, 1 }, w4211[NN] = { 4, 2, 1, 1 };
-	unsigned char table[BWAP_MAXNODE];
+	unsigned char table[WI_MAXNODE];
 	double ratios[32];
 	int nratios = 0, nbase, ok;
 
@@ -748,18 +748,18 @@ static int sweep(long max_mib)
 	{
 		long count[NN], sc0;
 		long long t0, tc, tq;
-		unsigned char same[BWAP_MAXNODE];
+		unsigned char same[WI_MAXNODE];
 		int *st;
 		char *p;
 
 		npages = 16 * (1L << 20) / PG;
 		weights_table(w1111, same);
 		p = start_state(w1111);
-		sc0 = bwap_vmstat("mpol_rebalance_scanned");
+		sc0 = wi_vmstat("mpol_rebalance_scanned");
 		t0 = now_ns();
-		bwap_reweight(self_pidfd, same, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		sys_process_mpol_reweight(self_pidfd, same, WI_MAXNODE, MPOL_MF_REBALANCE);
 		tc = now_ns() - t0;
-		sc0 = bwap_vmstat("mpol_rebalance_scanned") - sc0;
+		sc0 = wi_vmstat("mpol_rebalance_scanned") - sc0;
 		end_state(p);
 		st = malloc(npages * sizeof(*st));
 		if (!st)
@@ -816,7 +816,7 @@ static int sweep(long max_mib)
 		f.in_call = 1;
 		m.in_call = 1;
 		t0 = now_ns();
-		bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
 		tk = now_ns() - t0;
 		f.in_call = 0;
 		m.in_call = 0;
@@ -874,7 +874,7 @@ static int thp_scenarios_run(void)
 	char saved[64];
 	int i, k, ok = 1, *st;
 
-	if (bwap_read_selected(THP_ENABLED, saved, sizeof(saved))) {
+	if (wi_read_selected(THP_ENABLED, saved, sizeof(saved))) {
 		printf("#\n# THP scenarios: no %s, skipped\n", THP_ENABLED);
 		return -1;
 	}
@@ -887,23 +887,23 @@ static int thp_scenarios_run(void)
 	       "base", "after", "expected", "moved", "expect", "whole");
 	for (i = 0; i < (int)(sizeof(thp_scenarios) / sizeof(thp_scenarios[0])); i++) {
 		const struct thp_scenario *t = &thp_scenarios[i];
-		unsigned char table[BWAP_MAXNODE];
+		unsigned char table[WI_MAXNODE];
 		long count[NN], mv, left, kb, huge_kb = t->huge * 2048;
 		char got[32], want[32];
 		int exact = 1;
 		char *p;
 
-		if (bwap_write_file(THP_ENABLED, t->enabled))
+		if (wi_write_file(THP_ENABLED, t->enabled))
 			die("cannot write %s", THP_ENABLED);
 		npages = t->huge * HPAGE_PAGES + t->base;
 		thp = strcmp(t->enabled, "madvise") ? 2 : 1;
 		p = start_state(t->from);
 		weights_table(t->to, table);
-		mv = bwap_vmstat("mpol_rebalance_moved");
-		left = bwap_reweight(self_pidfd, table, BWAP_MAXNODE, MPOL_MF_REBALANCE);
-		mv = bwap_vmstat("mpol_rebalance_moved") - mv;
+		mv = wi_vmstat("mpol_rebalance_moved");
+		left = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
+		mv = wi_vmstat("mpol_rebalance_moved") - mv;
 		where(p, st, count);
-		kb = bwap_anon_huge_kb(p);
+		kb = wi_anon_huge_kb(p);
 		end_state(p);
 		thp = 0;
 		for (k = 0; k < NN; k++)
@@ -917,7 +917,7 @@ static int thp_scenarios_run(void)
 		       kb == huge_kb ? "yes" : "NO", left ? "  (pages not moved)" : "");
 		ok &= exact && mv == t->moved && kb == huge_kb && !left;
 	}
-	bwap_write_file(THP_ENABLED, saved);
+	wi_write_file(THP_ENABLED, saved);
 	free(st);
 	return ok;
 }
@@ -953,7 +953,7 @@ static int walk_cost_one(const char *label, const char *mthp)
 	int r;
 	char *p;
 
-	if (mthp && bwap_write_file(MTHP_64K, mthp)) {
+	if (mthp && wi_write_file(MTHP_64K, mthp)) {
 		printf("# walk %-14s skipped: cannot write %s\n", label, MTHP_64K);
 		return -1;
 	}
@@ -965,7 +965,7 @@ static int walk_cost_one(const char *label, const char *mthp)
 	for (r = 0; r < repeats; r++) {
 		long long t0 = now_ns();
 
-		if (bwap_mbind2_nodes(p, npages * PG, nodes, NN, w, MPOL_MF_REBALANCE)) {
+		if (wi_mbind2_nodes(p, npages * PG, nodes, NN, w, MPOL_MF_REBALANCE)) {
 			perror("rebalance-bench: mbind2 rebalance");
 			exit(2);
 		}
@@ -990,16 +990,16 @@ static int walk_cost_one(const char *label, const char *mthp)
 static int walk_cost(void)
 {
 	char saved_top[64], saved_64k[64];
-	int have_64k = !bwap_read_selected(MTHP_64K, saved_64k, sizeof(saved_64k));
+	int have_64k = !wi_read_selected(MTHP_64K, saved_64k, sizeof(saved_64k));
 
 	printf("# rebalance-bench --walk: the counting walk alone (a rebalance with nothing to move)\n");
 	walk_cost_one("base pages", NULL);
-	if (have_64k && !bwap_read_selected(THP_ENABLED, saved_top, sizeof(saved_top))) {
+	if (have_64k && !wi_read_selected(THP_ENABLED, saved_top, sizeof(saved_top))) {
 		/* 64 KiB folios only: the PMD size off, so no 2 MiB THP */
-		bwap_write_file(THP_ENABLED, "never");
+		wi_write_file(THP_ENABLED, "never");
 		walk_cost_one("64 KiB mTHP", "always");
-		bwap_write_file(MTHP_64K, saved_64k);
-		bwap_write_file(THP_ENABLED, saved_top);
+		wi_write_file(MTHP_64K, saved_64k);
+		wi_write_file(THP_ENABLED, saved_top);
 	} else {
 		printf("# walk 64 KiB mTHP skipped: no %s\n", MTHP_64K);
 	}
@@ -1009,7 +1009,7 @@ static int walk_cost(void)
 static void usage(FILE *out)
 {
 	fprintf(out,
-"Usage: rebalance-bench [--pages N] [--repeats N] [--icount] [--scenario NAME]\n"
+		"Usage: rebalance-bench [--pages N] [--repeats N] [--icount] [--scenario NAME]\n"
 "       rebalance-bench --sweep MAX_MIB [--icount]\n"
 "       rebalance-bench --walk [--pages N] [--repeats N] [--icount]\n"
 "\n"
@@ -1081,7 +1081,7 @@ int main(int argc, char **argv)
 	};
 	const char *only = NULL, *unit;
 	struct result res[NR_SCENARIOS][3];
-	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1, thp_ok;
+	int ids[WI_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1, thp_ok;
 	double fresh_wb[NR_SCENARIOS][2];
 	long sweep_mib = 0;
 	int walk = 0;
@@ -1126,18 +1126,18 @@ int main(int argc, char **argv)
 			die("no scenario '%s'; --help lists them", only);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (bwap_memory_nodes(ids, BWAP_MAX_NODES) < NN)
+	if (wi_memory_nodes(ids, WI_MAX_NODES) < NN)
 		die("needs %s memory nodes; boot it with --topology 4node-asymmetric", "4");
 	memcpy(nodes, ids, sizeof(nodes));
 	/* the workers: this process, on CPU 0 of node 0 */
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
-	self_pidfd = bwap_pidfd_open(getpid());
+	self_pidfd = sys_pidfd_open(getpid());
 	if (self_pidfd < 0)
 		die("pidfd_open(getpid()): %s", strerror(errno));
 	errno = 0;
-	have_kernel = !(bwap_reweight(-1, NULL, 0, 0) == -1 &&
+	have_kernel = !(sys_process_mpol_reweight(-1, NULL, 0, 0) == -1 &&
 			errno == ENOSYS);
 	before_st = malloc(npages * sizeof(int));
 	after_st = malloc(npages * sizeof(int));
@@ -1226,7 +1226,7 @@ int main(int argc, char **argv)
 
 		if (only && strcmp(only, sc->name))
 			continue;
-		bwap_lr_targets(npages, res[s][1].cur, sc->new_w, NN, target);
+		wi_lr_targets(npages, res[s][1].cur, sc->new_w, NN, target);
 		printf("# %-18s start %ld/%ld/%ld/%ld target %ld/%ld/%ld/%ld\n", sc->name,
 		       res[s][1].cur[0], res[s][1].cur[1], res[s][1].cur[2], res[s][1].cur[3],
 		       target[0], target[1], target[2], target[3]);

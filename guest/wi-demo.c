@@ -78,9 +78,9 @@ static int show(const char *what, const int *nodes, const int *w, int n,
  */
 static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 {
-	unsigned char flat[BWAP_MAXNODE] = { 0 }, neww[BWAP_MAXNODE] = { 0 };
-	unsigned long m[BWAP_MAX_NODES / (8 * sizeof(long))];
-	long counts[BWAP_MAX_NODES], before, moved, min = 0, osum = 0, left;
+	unsigned char flat[WI_MAXNODE] = { 0 }, neww[WI_MAXNODE] = { 0 };
+	unsigned long m[WI_MAX_NODES / (8 * sizeof(long))];
+	long counts[WI_MAX_NODES], before, moved, min = 0, osum = 0, left;
 	struct mpol_args args;
 	int i, pidfd, ok;
 	char *buf;
@@ -90,20 +90,20 @@ static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 		neww[nodes[i]] = ow[i];
 		osum += ow[i];
 	}
-	bwap_wi_args(&args, m, nodes, n, flat);
+	wi_args(&args, m, nodes, n, flat);
 	buf = mmap(NULL, npages * getpagesize(), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return 0;
 	madvise(buf, npages * getpagesize(), MADV_NOHUGEPAGE);
-	pidfd = bwap_pidfd_open(getpid());
+	pidfd = sys_pidfd_open(getpid());
 	if (pidfd < 0 ||
-	    bwap_mbind2(buf, npages * getpagesize(), &args, sizeof(args), 0)) {
+	    sys_mbind2(buf, npages * getpagesize(), &args, sizeof(args), 0)) {
 		printf("\nRebalance: mbind2/pidfd_open unavailable (%s)\n", strerror(errno));
 		return 1;
 	}
-	bwap_touch_pages(buf, npages);
-	if (bwap_count_pages_per_node(buf, npages, counts))
+	wi_touch_pages(buf, npages);
+	if (wi_count_pages_per_node(buf, npages, counts))
 		return 0;
 	for (i = 0; i < n; i++) {
 		long target = npages * ow[i] / osum;
@@ -111,14 +111,14 @@ static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 		if (counts[nodes[i]] > target)
 			min += counts[nodes[i]] - target;
 	}
-	before = bwap_vmstat("mpol_rebalance_moved");
-	left = bwap_reweight(pidfd, neww, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+	before = wi_vmstat("mpol_rebalance_moved");
+	left = sys_process_mpol_reweight(pidfd, neww, WI_MAXNODE, MPOL_MF_REBALANCE);
 	if (left < 0) {
 		printf("\nRebalance: process_mpol_reweight unavailable (%s)\n", strerror(errno));
 		return 1;
 	}
-	moved = bwap_vmstat("mpol_rebalance_moved") - before;
-	if (bwap_count_pages_per_node(buf, npages, counts))
+	moved = wi_vmstat("mpol_rebalance_moved") - before;
+	if (wi_count_pages_per_node(buf, npages, counts))
 		return 0;
 	ok = show("Rebalanced from 1 per node by process_mpol_reweight(MPOL_MF_REBALANCE), BWAP",
 		  nodes, ow, n, counts, npages);
@@ -137,16 +137,16 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
-	int nodes[BWAP_MAX_NODES], w[BWAP_MAX_NODES], saved[BWAP_MAX_NODES];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long)) + 1] = { 0 };
-	long counts[BWAP_MAX_NODES], npages = 0, sum = 0;
+	int nodes[WI_MAX_NODES], w[WI_MAX_NODES], saved[WI_MAX_NODES];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long)) + 1] = { 0 };
+	long counts[WI_MAX_NODES], npages = 0, sum = 0;
 	int n, nw = 0, i, c, ok = 1;
 	char *buf;
 
 	while ((c = getopt_long(argc, argv, "w:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			nw = parse_weights(optarg, w, BWAP_MAX_NODES);
+			nw = parse_weights(optarg, w, WI_MAX_NODES);
 			if (nw < 0)
 				return 2;
 			break;
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	n = wi_memory_nodes(nodes, WI_MAX_NODES);
 	if (n < 1) {
 		fprintf(stderr, "wi-demo: no memory nodes in /sys/devices/system/node\n");
 		return 1;
@@ -184,39 +184,39 @@ int main(int argc, char **argv)
 
 	printf("Weighted interleave over %d nodes, global sysfs weights:", n);
 	for (i = 0; i < n; i++) {
-		saved[i] = bwap_sysfs_weight_get(nodes[i]);
-		if (saved[i] < 1 || bwap_sysfs_weight_set(nodes[i], w[i])) {
+		saved[i] = wi_sysfs_weight_get(nodes[i]);
+		if (saved[i] < 1 || wi_sysfs_weight_set(nodes[i], w[i])) {
 			fprintf(stderr, "\nwi-demo: cannot set %s/node%d (are you root?)\n",
-				BWAP_WEIGHT_DIR, nodes[i]);
+				WI_WEIGHT_DIR, nodes[i]);
 			return 1;
 		}
-		bwap_nodemask_set(mask, nodes[i]);
+		wi_nodemask_set(mask, nodes[i]);
 		printf(" node%d=%d", nodes[i], w[i]);
 	}
 	printf("\n");
 
-	buf = bwap_map_prefaulted(npages);
-	if (!buf || bwap_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE, mask, BWAP_MAX_NODES + 1)) {
+	buf = wi_map_prefaulted(npages);
+	if (!buf || sys_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE, mask, WI_MAX_NODES + 1)) {
 		perror("wi-demo: set_mempolicy(MPOL_WEIGHTED_INTERLEAVE)");
 		return 1;
 	}
-	bwap_touch_pages(buf, npages);
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
-	if (bwap_count_pages_per_node(buf, npages, counts)) {
+	wi_touch_pages(buf, npages);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	if (wi_count_pages_per_node(buf, npages, counts)) {
 		perror("wi-demo: move_pages");
 		return 1;
 	}
 	ok &= show("Task policy (set_mempolicy)", nodes, w, n, counts, npages);
 	munmap(buf, npages * getpagesize());
 
-	buf = bwap_map_prefaulted(npages);
-	if (!buf || bwap_mbind(buf, npages * getpagesize(), MPOL_WEIGHTED_INTERLEAVE,
-			       mask, BWAP_MAX_NODES + 1, 0)) {
+	buf = wi_map_prefaulted(npages);
+	if (!buf || sys_mbind(buf, npages * getpagesize(), MPOL_WEIGHTED_INTERLEAVE,
+			      mask, WI_MAX_NODES + 1, 0)) {
 		perror("wi-demo: mbind(MPOL_WEIGHTED_INTERLEAVE)");
 		return 1;
 	}
-	bwap_touch_pages(buf, npages);
-	if (bwap_count_pages_per_node(buf, npages, counts)) {
+	wi_touch_pages(buf, npages);
+	if (wi_count_pages_per_node(buf, npages, counts)) {
 		perror("wi-demo: move_pages");
 		return 1;
 	}
@@ -225,9 +225,9 @@ int main(int argc, char **argv)
 
 	/* BWAP: the same process, weights of its own, global table untouched. */
 	{
-		unsigned char own[BWAP_MAXNODE] = { 0 };
-		int ow[BWAP_MAX_NODES];
-		unsigned long m[BWAP_MAX_NODES / (8 * sizeof(long))];
+		unsigned char own[WI_MAXNODE] = { 0 };
+		int ow[WI_MAX_NODES];
+		unsigned long m[WI_MAX_NODES / (8 * sizeof(long))];
 		struct mpol_args args;
 		long osum = 0;
 
@@ -236,16 +236,16 @@ int main(int argc, char **argv)
 			own[nodes[i]] = ow[i];
 			osum += ow[i];
 		}
-		bwap_wi_args(&args, m, nodes, n, own);
-		buf = bwap_map_prefaulted(100 * osum);
+		wi_args(&args, m, nodes, n, own);
+		buf = wi_map_prefaulted(100 * osum);
 		if (!buf)
 			return 1;
-		if (bwap_set_mempolicy2(&args, sizeof(args), 0)) {
+		if (sys_set_mempolicy2(&args, sizeof(args), 0)) {
 			printf("\nOwn weights: set_mempolicy2 unavailable (%s)\n", strerror(errno));
 		} else {
-			bwap_touch_pages(buf, 100 * osum);
-			bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
-			if (bwap_count_pages_per_node(buf, 100 * osum, counts)) {
+			wi_touch_pages(buf, 100 * osum);
+			sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+			if (wi_count_pages_per_node(buf, 100 * osum, counts)) {
 				perror("wi-demo: move_pages");
 				return 1;
 			}
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < n; i++)
-		bwap_sysfs_weight_set(nodes[i], saved[i]);
+		wi_sysfs_weight_set(nodes[i], saved[i]);
 	printf("\n%s\n", ok ? "Every node got exactly its weighted share."
 			    : "Placement differs from the weighted share.");
 	return ok ? 0 : 1;

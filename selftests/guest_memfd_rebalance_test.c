@@ -9,28 +9,26 @@
  * while an anonymous VMA rebalanced by the same call moves exactly its
  * minimum.
  *
- * Needs /dev/kvm and a guest_memfd that can be mmap()ed (7.3:
- * GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED on a default VM;
- * configs/7.3.config has KVM and kvm_amd, which loads under QEMU TCG's
- * "-cpu max") and four memory nodes; SKIPs otherwise, with the reason
- * (6.12's guest_memfd has no mmap).
+ * Needs /dev/kvm, a guest_memfd that can be mmap()ed
+ * (GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED on a default VM)
+ * and four memory nodes; SKIPs otherwise, with the reason.
  */
 #define _GNU_SOURCE
 #include <sys/ioctl.h>
 #include <linux/kvm.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
-/* Not in 6.12's uapi headers, which build-guest may compile against. */
+/* Fixed KVM ABI, missing from the uapi headers of older kernels. */
 #ifndef KVM_CAP_GUEST_MEMFD_FLAGS
 #define KVM_CAP_GUEST_MEMFD_FLAGS 244
 #endif
 #ifndef GUEST_MEMFD_FLAG_MMAP
-#define GUEST_MEMFD_FLAG_MMAP (1ULL << 0)
+#define GUEST_MEMFD_FLAG_MMAP 0x1ULL
 #endif
 #ifndef GUEST_MEMFD_FLAG_INIT_SHARED
-#define GUEST_MEMFD_FLAG_INIT_SHARED (1ULL << 1)
+#define GUEST_MEMFD_FLAG_INIT_SHARED 0x2ULL
 #endif
 #ifndef KVM_X86_DEFAULT_VM
 #define KVM_X86_DEFAULT_VM 0
@@ -46,12 +44,12 @@
  * mbind2() covers both VMAs.
  */
 FIXTURE(gmem) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	int kvm_fd, vm_fd, gmem_fd, pidfd;
 	char *region, *gmem, *anon;
 	size_t len;
-	long gmem_counts[BWAP_MAX_NODES];
-	struct bwap_rebalance_stat before, after;
+	long gmem_counts[WI_MAX_NODES];
+	struct wi_rebalance_stat before, after;
 };
 
 FIXTURE_SETUP(gmem)
@@ -65,20 +63,19 @@ FIXTURE_SETUP(gmem)
 	self->pidfd = -1;
 	self->region = MAP_FAILED;
 	self->len = (size_t)NPAGES * getpagesize();
-	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < NODES)
+	if (wi_memory_nodes(self->nodes, WI_MAX_NODES) < NODES)
 		SKIP(return, "Not enough NUMA nodes available (needs 4)");
 	self->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (self->kvm_fd < 0)
-		SKIP(return, "No /dev/kvm: %s (needs KVM and kvm_amd, %s)",
-		     strerror(errno),
-		     "which configs/7.3.config has and the 6.12 kernels do not");
+		SKIP(return, "No /dev/kvm: %s (needs CONFIG_KVM and its vendor module)",
+		     strerror(errno));
 	self->vm_fd = ioctl(self->kvm_fd, KVM_CREATE_VM, KVM_X86_DEFAULT_VM);
 	ASSERT_LE(0, self->vm_fd) TH_LOG("KVM_CREATE_VM: %s", strerror(errno));
 	supported = ioctl(self->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_GUEST_MEMFD_FLAGS);
 	if (supported < 0 || (supported & GMEM_FLAGS) != GMEM_FLAGS)
 		SKIP(return, "guest_memfd cannot be mmap()ed here (%s %ld, %s)",
 		     "KVM_CAP_GUEST_MEMFD_FLAGS", supported,
-		     "needs GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED; 6.12 has neither");
+		     "needs GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED");
 	args.size = self->len;
 	args.flags = GMEM_FLAGS;
 	self->gmem_fd = ioctl(self->vm_fd, KVM_CREATE_GUEST_MEMFD, &args);
@@ -96,7 +93,7 @@ FIXTURE_SETUP(gmem)
 	/* Base pages only, so every count below is exact. */
 	ASSERT_EQ(0, madvise(self->anon, self->len, MADV_NOHUGEPAGE));
 
-	self->pidfd = bwap_pidfd_open(getpid());
+	self->pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, self->pidfd);
 }
 
@@ -115,10 +112,10 @@ FIXTURE_TEARDOWN(gmem)
 }
 
 /* The weights @a..@d of the first four memory nodes, indexed by node id. */
-static void node_weights(FIXTURE_DATA(gmem) *self, unsigned char *w,
+static void node_weights(struct _test_data_gmem *self, unsigned char *w,
 			 int a, int b, int c, int d)
 {
-	memset(w, 0, BWAP_MAXNODE);
+	memset(w, 0, WI_MAXNODE);
 	w[self->nodes[0]] = a;
 	w[self->nodes[1]] = b;
 	w[self->nodes[2]] = c;
@@ -126,12 +123,12 @@ static void node_weights(FIXTURE_DATA(gmem) *self, unsigned char *w,
 }
 
 /* mbind2() [@p, @p + @len) to weighted interleave @a..@d on the four nodes. */
-static long bind(FIXTURE_DATA(gmem) *self, void *p, size_t len,
+static long bind(struct _test_data_gmem *self, void *p, size_t len,
 		 int a, int b, int c, int d, unsigned int flags)
 {
 	const unsigned char w[NODES] = { a, b, c, d };
 
-	return bwap_mbind2_nodes(p, len, self->nodes, NODES, w, flags);
+	return wi_mbind2_nodes(p, len, self->nodes, NODES, w, flags);
 }
 
 /*
@@ -140,20 +137,20 @@ static long bind(FIXTURE_DATA(gmem) *self, void *p, size_t len,
  * allocator puts it, recorded in gmem_counts.
  */
 static void fault_region(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(gmem) *self)
+			 struct _test_data_gmem *self)
 {
-	long counts[BWAP_MAX_NODES], total = 0;
+	long counts[WI_MAX_NODES], total = 0;
 	int i;
 
 	ASSERT_EQ(0, bind(self, self->region, 2 * self->len, 1, 1, 1, 1, 0));
-	bwap_touch_pages(self->gmem, NPAGES);
-	bwap_touch_pages(self->anon, NPAGES);
+	wi_touch_pages(self->gmem, NPAGES);
+	wi_touch_pages(self->anon, NPAGES);
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->anon, NPAGES, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(self->anon, NPAGES, counts));
 	for (i = 0; i < NODES; i++)
 		ASSERT_EQ(NPAGES / NODES, counts[self->nodes[i]]);
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->gmem, NPAGES, self->gmem_counts));
-	for (i = 0; i < BWAP_MAX_NODES; i++)
+	ASSERT_EQ(0, wi_count_pages_per_node(self->gmem, NPAGES, self->gmem_counts));
+	for (i = 0; i < WI_MAX_NODES; i++)
 		total += self->gmem_counts[i];
 	ASSERT_EQ(NPAGES, total);
 	TH_LOG("guest_memfd pages on nodes %d-%d: %ld/%ld/%ld/%ld", self->nodes[0],
@@ -164,22 +161,22 @@ static void fault_region(struct __test_metadata *_metadata,
 
 /* The guest_memfd's pages are on exactly the nodes fault_region() found. */
 static void expect_gmem_unmoved(struct __test_metadata *_metadata,
-				FIXTURE_DATA(gmem) *self)
+				struct _test_data_gmem *self)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	int i;
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->gmem, NPAGES, counts));
-	for (i = 0; i < BWAP_MAX_NODES; i++)
+	ASSERT_EQ(0, wi_count_pages_per_node(self->gmem, NPAGES, counts));
+	for (i = 0; i < WI_MAX_NODES; i++)
 		EXPECT_EQ(self->gmem_counts[i], counts[i]) TH_LOG("node %d", i);
 }
 
 static void expect_anon(struct __test_metadata *_metadata,
-			FIXTURE_DATA(gmem) *self, long a, long b, long c, long d)
+			struct _test_data_gmem *self, long a, long b, long c, long d)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->anon, NPAGES, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(self->anon, NPAGES, counts));
 	EXPECT_EQ(a, counts[self->nodes[0]]);
 	EXPECT_EQ(b, counts[self->nodes[1]]);
 	EXPECT_EQ(c, counts[self->nodes[2]]);
@@ -188,24 +185,36 @@ static void expect_anon(struct __test_metadata *_metadata,
 
 /* The policy get_mempolicy2() reads at @p is weighted interleave @a..@d. */
 static void expect_policy(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(gmem) *self, void *p,
+			  struct _test_data_gmem *self, void *p,
 			  int a, int b, int c, int d)
 {
-	unsigned char w[BWAP_MAXNODE];
-	struct bwap_policy pol;
+	unsigned char w[WI_MAXNODE];
+	struct wi_policy pol;
 	int i;
 
 	node_weights(self, w, a, b, c, d);
-	ASSERT_EQ(0, bwap_read_policy(&pol, p));
+	ASSERT_EQ(0, wi_read_policy(&pol, p));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, pol.args.mode);
 	for (i = 0; i < NODES; i++)
 		EXPECT_EQ(w[self->nodes[i]], pol.w[self->nodes[i]])
 			TH_LOG("node %d", self->nodes[i]);
 }
 
-#define SCANNED(self) ((self)->after.scanned - (self)->before.scanned)
-#define MOVED(self) ((self)->after.moved - (self)->before.moved)
-#define FAILED(self) ((self)->after.failed - (self)->before.failed)
+/* What the calls between the two reads added to mpol_rebalance_*. */
+static long delta_scanned(const struct _test_data_gmem *self)
+{
+	return self->after.scanned - self->before.scanned;
+}
+
+static long delta_moved(const struct _test_data_gmem *self)
+{
+	return self->after.moved - self->before.moved;
+}
+
+static long delta_failed(const struct _test_data_gmem *self)
+{
+	return self->after.failed - self->before.failed;
+}
 
 /*
  * process_mpol_reweight() to 4,2,1,1 with MPOL_MF_REBALANCE: the anonymous
@@ -217,20 +226,20 @@ static void expect_policy(struct __test_metadata *_metadata,
  */
 TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 {
-	unsigned char w[BWAP_MAXNODE];
+	unsigned char w[WI_MAXNODE];
 
 	fault_region(_metadata, self);
 	ASSERT_EQ(0, bind(self, self->gmem, self->len, 1, 2, 3, 4, 0));
 	node_weights(self, w, 4, 2, 1, 1);
-	bwap_rebalance_stat_read(&self->before);
-	EXPECT_EQ(0, bwap_reweight(self->pidfd, w, BWAP_MAXNODE, MPOL_MF_REBALANCE));
-	bwap_rebalance_stat_read(&self->after);
+	wi_rebalance_stat_read(&self->before);
+	EXPECT_EQ(0, sys_process_mpol_reweight(self->pidfd, w, WI_MAXNODE, MPOL_MF_REBALANCE));
+	wi_rebalance_stat_read(&self->after);
 
 	expect_anon(_metadata, self, 200, 100, 50, 50);
 	expect_gmem_unmoved(_metadata, self);
-	EXPECT_EQ(NPAGES, SCANNED(self));
-	EXPECT_EQ(100, MOVED(self));
-	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(NPAGES, delta_scanned(self));
+	EXPECT_EQ(100, delta_moved(self));
+	EXPECT_EQ(0, delta_failed(self));
 	expect_policy(_metadata, self, self->anon, 4, 2, 1, 1);
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
@@ -245,16 +254,16 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 {
 	fault_region(_metadata, self);
-	bwap_rebalance_stat_read(&self->before);
+	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->region, 2 * self->len, 1, 2, 3, 4,
 			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
-	bwap_rebalance_stat_read(&self->after);
+	wi_rebalance_stat_read(&self->after);
 
 	expect_anon(_metadata, self, 40, 80, 120, 160);
 	expect_gmem_unmoved(_metadata, self);
-	EXPECT_EQ(NPAGES, SCANNED(self));
-	EXPECT_EQ(80, MOVED(self));
-	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(NPAGES, delta_scanned(self));
+	EXPECT_EQ(80, delta_moved(self));
+	EXPECT_EQ(0, delta_failed(self));
 	expect_policy(_metadata, self, self->anon, 1, 2, 3, 4);
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
@@ -263,17 +272,21 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 {
 	fault_region(_metadata, self);
-	bwap_rebalance_stat_read(&self->before);
+	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->gmem, self->len, 0, 0, 0, 1,
 			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
-	bwap_rebalance_stat_read(&self->after);
+	wi_rebalance_stat_read(&self->after);
 
 	expect_gmem_unmoved(_metadata, self);
 	expect_anon(_metadata, self, 100, 100, 100, 100);
-	EXPECT_EQ(0, SCANNED(self));
-	EXPECT_EQ(0, MOVED(self));
-	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(0, delta_scanned(self));
+	EXPECT_EQ(0, delta_moved(self));
+	EXPECT_EQ(0, delta_failed(self));
 	expect_policy(_metadata, self, self->gmem, 0, 0, 0, 1);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 #include "topology_file.h"
 
@@ -46,25 +46,25 @@ static long read_long(const char *path)
 
 TEST_F(guest, online_and_memory_nodes_match)
 {
-	int ids[BWAP_MAX_NODES], n, i;
+	int ids[WI_MAX_NODES], n, i;
 
-	n = bwap_read_node_list(NODE_DIR "/online", ids, BWAP_MAX_NODES);
+	n = wi_read_node_list(NODE_DIR "/online", ids, WI_MAX_NODES);
 	ASSERT_EQ(self->topo.nr_nodes, n);
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(i, ids[i]);
-	n = bwap_memory_nodes(ids, BWAP_MAX_NODES);
+	n = wi_memory_nodes(ids, WI_MAX_NODES);
 	ASSERT_EQ(self->topo.nr_nodes, n);
 }
 
 TEST_F(guest, cpus_per_node_match)
 {
-	int ids[BWAP_MAX_NODES], node, n, i, next_cpu = 0;
+	int ids[WI_MAX_NODES], node, n, i, next_cpu = 0;
 	char path[128];
 
 	/* run-vm hands out CPU ids in node order. */
 	for (node = 0; node < self->topo.nr_nodes; node++) {
 		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", node);
-		n = bwap_read_node_list(path, ids, BWAP_MAX_NODES);
+		n = wi_read_node_list(path, ids, WI_MAX_NODES);
 		ASSERT_EQ(self->topo.cpus[node], n) TH_LOG("node %d", node);
 		for (i = 0; i < n; i++)
 			ASSERT_EQ(next_cpu + i, ids[i]) TH_LOG("node %d cpu %d", node, i);

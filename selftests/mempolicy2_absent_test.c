@@ -4,7 +4,7 @@
  * the mempolicy2 syscall numbers must answer ENOSYS and never reach some
  * other syscall, and numa_maps and vmstat must show no new fields.
  */
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 TEST(mempolicy2_syscalls_are_enosys)
@@ -12,25 +12,25 @@ TEST(mempolicy2_syscalls_are_enosys)
 	struct mpol_args args = { .home_node = -1 };
 
 	errno = 0;
-	EXPECT_EQ(-1, bwap_set_mempolicy2(&args, sizeof(args), 0));
+	EXPECT_EQ(-1, sys_set_mempolicy2(&args, sizeof(args), 0));
 	EXPECT_EQ(ENOSYS, errno);
 	errno = 0;
-	EXPECT_EQ(-1, bwap_get_mempolicy2(&args, sizeof(args), 0, 0));
+	EXPECT_EQ(-1, sys_get_mempolicy2(&args, sizeof(args), 0, 0));
 	EXPECT_EQ(ENOSYS, errno);
 	errno = 0;
-	EXPECT_EQ(-1, bwap_mbind2(NULL, 0, &args, sizeof(args), 0));
+	EXPECT_EQ(-1, sys_mbind2(NULL, 0, &args, sizeof(args), 0));
 	EXPECT_EQ(ENOSYS, errno);
 	errno = 0;
-	EXPECT_EQ(-1, bwap_reweight(0, NULL, 0, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(0, NULL, 0, 0));
 	EXPECT_EQ(ENOSYS, errno);
 }
 
 /* The rebalance counters exist only with CONFIG_NUMA_POLICY_WEIGHTS. */
 TEST(vmstat_has_no_rebalance_counters)
 {
-	EXPECT_EQ(-1, bwap_vmstat("mpol_rebalance_scanned"));
-	EXPECT_EQ(-1, bwap_vmstat("mpol_rebalance_moved"));
-	EXPECT_EQ(-1, bwap_vmstat("mpol_rebalance_failed"));
+	EXPECT_EQ(-1, wi_vmstat("mpol_rebalance_scanned"));
+	EXPECT_EQ(-1, wi_vmstat("mpol_rebalance_moved"));
+	EXPECT_EQ(-1, wi_vmstat("mpol_rebalance_failed"));
 }
 
 TEST(numa_maps_has_no_il_weights)

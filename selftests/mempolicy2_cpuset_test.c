@@ -17,17 +17,18 @@
 #include <stdlib.h>
 #include <sys/mount.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 #include "cpuset_util.h"
 
-#define CG BWAP_CGROUP_ROOT "/bwap-rebind-test"
+#define CG WI_CGROUP_ROOT "/mpol2-rebind-test"
 
 FIXTURE(rebind) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	int nr_nodes;
-	unsigned char w[BWAP_MAXNODE];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	bool in_cpuset;
+	unsigned char w[WI_MAXNODE];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args args;
 };
 
@@ -35,38 +36,41 @@ FIXTURE_SETUP(rebind)
 {
 	char mems[16];
 
-	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	self->nr_nodes = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 	if (self->nr_nodes < 4)
 		SKIP(return, "Not enough NUMA nodes available (need 4)");
+	if (!wi_cpuset_supported())
+		SKIP(return, "No cgroup2 cpuset controller at %s", WI_CGROUP_ROOT);
 	memset(self->w, 0, sizeof(self->w));
 	snprintf(mems, sizeof(mems), "0-%d", self->nr_nodes - 1);
-	ASSERT_EQ(0, bwap_cpuset_create(CG, mems));
-	ASSERT_EQ(0, bwap_cpuset_join(CG));
+	ASSERT_EQ(0, wi_cpuset_create(CG, mems));
+	self->in_cpuset = true;
+	ASSERT_EQ(0, wi_cpuset_join(CG));
 }
 
 FIXTURE_TEARDOWN(rebind)
 {
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
-	if (self->nr_nodes >= 4)
-		EXPECT_EQ(0, bwap_cpuset_leave_and_remove(CG));
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	if (self->in_cpuset)
+		EXPECT_EQ(0, wi_cpuset_leave_and_remove(CG));
 }
 
 /* Fault rounds * sum(want) pages under the task policy; check each node. */
 static void expect_placement(struct __test_metadata *_metadata,
 			     const unsigned char *want, long rounds)
 {
-	long counts[BWAP_MAX_NODES], sum = 0;
+	long counts[WI_MAX_NODES], sum = 0;
 	size_t npages;
 	char *buf;
 	int n;
 
-	for (n = 0; n < BWAP_MAX_NODES; n++)
+	for (n = 0; n < WI_MAX_NODES; n++)
 		sum += want[n];
 	npages = rounds * sum;
-	buf = bwap_map_prefaulted(npages);
+	buf = wi_map_prefaulted(npages);
 	ASSERT_NE(NULL, buf);
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, counts));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	for (n = 0; n < 4; n++)
 		EXPECT_EQ(rounds * want[n], counts[n]) TH_LOG("node %d", n);
 	TH_LOG("pages: node0=%ld node1=%ld node2=%ld node3=%ld",
@@ -77,49 +81,49 @@ static void expect_placement(struct __test_metadata *_metadata,
 static void expect_weights(struct __test_metadata *_metadata,
 			   const unsigned char *want)
 {
-	struct bwap_policy got;
+	struct wi_policy got;
 
-	ASSERT_EQ(0, bwap_read_policy(&got, NULL));
+	ASSERT_EQ(0, wi_read_policy(&got, NULL));
 	EXPECT_EQ(0, memcmp(want, got.w, 4)) TH_LOG("weights now %u,%u,%u,%u",
-						     got.w[0], got.w[1], got.w[2], got.w[3]);
+						    got.w[0], got.w[1], got.w[2], got.w[3]);
 }
 
 TEST_F(rebind, static_nodes_keep_weights_on_their_nodes)
 {
-	static const unsigned char all[BWAP_MAXNODE] = { 5, 3, 1, 1 };
-	static const unsigned char first2[BWAP_MAXNODE] = { 5, 3 };
+	static const unsigned char all[WI_MAXNODE] = { 5, 3, 1, 1 };
+	static const unsigned char first2[WI_MAXNODE] = { 5, 3 };
 	int four[4] = { 0, 1, 2, 3 };
 
 	memcpy(self->w, all, sizeof(all));
-	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	wi_args(&self->args, self->mask, four, 4, self->w);
 	self->args.mode_flags = MPOL_F_STATIC_NODES;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
 	expect_placement(_metadata, first2, 100);	/* 500/300/0/0 */
 	expect_weights(_metadata, all);
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-3"));
 	expect_placement(_metadata, all, 100);		/* 500/300/100/100 */
 }
 
 /* The weighted nodes leave: the ones left count as 1 each until they return. */
 TEST_F(rebind, static_nodes_only_zero_weights_left)
 {
-	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
-	static const unsigned char even01[BWAP_MAXNODE] = { 1, 1 };
+	static const unsigned char w0011[WI_MAXNODE] = { 0, 0, 1, 1 };
+	static const unsigned char even01[WI_MAXNODE] = { 1, 1 };
 	int four[4] = { 0, 1, 2, 3 };
 
 	memcpy(self->w, w0011, sizeof(w0011));
-	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	wi_args(&self->args, self->mask, four, 4, self->w);
 	self->args.mode_flags = MPOL_F_STATIC_NODES;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
 	expect_placement(_metadata, even01, 200);	/* 200/200/0/0 */
 	expect_weights(_metadata, w0011);
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-3"));
 	expect_placement(_metadata, w0011, 200);	/* 0/0/200/200 */
 }
 
@@ -136,36 +140,36 @@ TEST_F(rebind, static_nodes_only_zero_weights_left)
 #define COUNTDOWN_SLACK 4
 TEST_F(rebind, static_nodes_only_zero_weights_left_task_countdown)
 {
-	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
-	char dir[] = "/bwap-ramfs-XXXXXX", path[64], page[4096];
+	static const unsigned char w0011[WI_MAXNODE] = { 0, 0, 1, 1 };
+	char dir[] = "/mpol2-ramfs-XXXXXX", path[64], page[4096];
 	size_t psz = getpagesize(), npages = 400, i;
 	int four[4] = { 0, 1, 2, 3 }, fd;
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	char *map;
 
 	ASSERT_EQ(sizeof(page), psz);
 	ASSERT_NE(NULL, mkdtemp(dir));
-	ASSERT_EQ(0, mount("bwap-ramfs", dir, "ramfs", 0, NULL));
+	ASSERT_EQ(0, mount("mpol2-ramfs", dir, "ramfs", 0, NULL));
 	snprintf(path, sizeof(path), "%s/data", dir);
 	fd = open(path, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, fd);
 
 	memcpy(self->w, w0011, sizeof(w0011));
-	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	wi_args(&self->args, self->mask, four, 4, self->w);
 	self->args.mode_flags = MPOL_F_STATIC_NODES;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
 	for (i = 0; i < npages; i++) {
 		memset(page, (int)i, sizeof(page));
 		ASSERT_EQ((ssize_t)psz, write(fd, page, psz));
 	}
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 
 	map = mmap(NULL, npages * psz, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, map);
 	for (i = 0; i < npages; i++)
 		ASSERT_EQ((char)i, map[i * psz]);
-	ASSERT_EQ(0, bwap_count_pages_per_node(map, npages, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(map, npages, counts));
 	TH_LOG("page cache: node0=%ld node1=%ld", counts[0], counts[1]);
 	EXPECT_EQ(400, counts[0] + counts[1]);
 	EXPECT_GE(COUNTDOWN_SLACK, labs(counts[0] - 200));
@@ -179,29 +183,29 @@ TEST_F(rebind, static_nodes_only_zero_weights_left_task_countdown)
 /* A reweight while nodes 2,3 are out cannot weigh them: they return at 0. */
 TEST_F(rebind, static_nodes_reweighted_while_out)
 {
-	static const unsigned char all[BWAP_MAXNODE] = { 5, 3, 1, 1 };
-	static const unsigned char w42[BWAP_MAXNODE] = { 4, 2 };
-	unsigned char w[BWAP_MAXNODE];
+	static const unsigned char all[WI_MAXNODE] = { 5, 3, 1, 1 };
+	static const unsigned char w42[WI_MAXNODE] = { 4, 2 };
+	unsigned char w[WI_MAXNODE];
 	int four[4] = { 0, 1, 2, 3 }, pidfd;
 
 	memcpy(self->w, all, sizeof(all));
-	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	wi_args(&self->args, self->mask, four, 4, self->w);
 	self->args.mode_flags = MPOL_F_STATIC_NODES;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
 
-	pidfd = bwap_pidfd_open(getpid());
+	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
 	memcpy(w, all, sizeof(w));
 	/* Nodes 2 and 3 are outside the cpuset now: refused. */
-	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	EXPECT_EQ(EINVAL, errno);
 	memcpy(w, w42, sizeof(w));
-	EXPECT_EQ(0, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	close(pidfd);
 	expect_weights(_metadata, w42);
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-3"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-3"));
 	expect_placement(_metadata, w42, 100);		/* 400/200/0/0 */
 }
 
@@ -212,56 +216,60 @@ TEST_F(rebind, static_nodes_reweighted_while_out)
  */
 TEST_F(rebind, effective_weights_all_zero_einval)
 {
-	static const unsigned char w0011[BWAP_MAXNODE] = { 0, 0, 1, 1 };
+	static const unsigned char w0011[WI_MAXNODE] = { 0, 0, 1, 1 };
 	int four[4] = { 0, 1, 2, 3 };
-	struct bwap_policy before, after;
+	struct wi_policy before, after;
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
-	ASSERT_EQ(0, bwap_read_policy(&before, NULL));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, wi_read_policy(&before, NULL));
 	memcpy(self->w, w0011, sizeof(w0011));
-	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
+	wi_args(&self->args, self->mask, four, 4, self->w);
 	self->args.mode_flags = MPOL_F_STATIC_NODES;
-	EXPECT_EQ(-1, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	EXPECT_EQ(-1, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, bwap_read_policy(&after, NULL));
+	ASSERT_EQ(0, wi_read_policy(&after, NULL));
 	EXPECT_EQ(before.args.mode, after.args.mode);
 
 	/* With a weight on node 1 the same call is fine. */
 	self->w[1] = 2;
-	EXPECT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	EXPECT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 }
 
 TEST_F(rebind, remapped_nodes_carry_their_weights)
 {
-	static const unsigned char on01[BWAP_MAXNODE] = { 5, 3 };
-	static const unsigned char on23[BWAP_MAXNODE] = { 0, 0, 5, 3 };
+	static const unsigned char on01[WI_MAXNODE] = { 5, 3 };
+	static const unsigned char on23[WI_MAXNODE] = { 0, 0, 5, 3 };
 	int two[2] = { 0, 1 };
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
 	memcpy(self->w, on01, sizeof(on01));
-	bwap_wi_args(&self->args, self->mask, two, 2, self->w);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	wi_args(&self->args, self->mask, two, 2, self->w);
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	expect_placement(_metadata, on01, 100);
 
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "2-3"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "2-3"));
 	expect_weights(_metadata, on23);
 	expect_placement(_metadata, on23, 100);		/* 0/0/500/300 */
 }
 
 TEST_F(rebind, folded_nodes_add_their_weights)
 {
-	static const unsigned char all[BWAP_MAXNODE] = { 5, 3, 1, 1 };
-	static const unsigned char folded[BWAP_MAXNODE] = { 6, 4 };
+	static const unsigned char all[WI_MAXNODE] = { 5, 3, 1, 1 };
+	static const unsigned char folded[WI_MAXNODE] = { 6, 4 };
 	int four[4] = { 0, 1, 2, 3 };
 
 	memcpy(self->w, all, sizeof(all));
-	bwap_wi_args(&self->args, self->mask, four, 4, self->w);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	wi_args(&self->args, self->mask, four, 4, self->w);
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 
 	/* 0-3 onto 0-1: the n-th node goes to the (n mod 2)-th one. */
-	ASSERT_EQ(0, bwap_cg_write(CG, "cpuset.mems", "0-1"));
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
 	expect_weights(_metadata, folded);
 	expect_placement(_metadata, folded, 100);	/* 600/400/0/0 */
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 #include "cpuset_util.h"
 
@@ -30,12 +30,12 @@ struct call {
 };
 
 FIXTURE(bad_input) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	int nr_nodes;
-	unsigned char known_w[BWAP_MAXNODE];	/* policy in place before */
-	unsigned char weights[BWAP_MAXNODE];	/* weights the call passes */
-	unsigned long known_mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char known_w[WI_MAXNODE];	/* policy in place before */
+	unsigned char weights[WI_MAXNODE];	/* weights the call passes */
+	unsigned long known_mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args known;
 	/* struct mpol_args plus room for a larger, future size */
 	union {
@@ -57,7 +57,7 @@ FIXTURE_SETUP(bad_input)
 {
 	int i;
 
-	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	self->nr_nodes = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 	if (self->nr_nodes < 2)
 		SKIP(return, "Not enough NUMA nodes available");
 	memset(self->known_w, 0, sizeof(self->known_w));
@@ -66,33 +66,33 @@ FIXTURE_SETUP(bad_input)
 		self->known_w[self->nodes[i]] = 2 + i;
 		self->weights[self->nodes[i]] = 1;
 	}
-	bwap_wi_args(&self->known, self->known_mask, self->nodes,
-		     self->nr_nodes, self->known_w);
+	wi_args(&self->known, self->known_mask, self->nodes,
+		self->nr_nodes, self->known_w);
 	memset(&self->pad, 0, sizeof(self->pad));
-	bwap_wi_args(&self->pad.args, self->mask, self->nodes, self->nr_nodes,
-		     self->weights);
+	wi_args(&self->pad.args, self->mask, self->nodes, self->nr_nodes,
+		self->weights);
 
 	self->range_len = 16 * getpagesize();
 	self->range = mmap(NULL, self->range_len, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->range);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->known, sizeof(self->known), 0));
-	ASSERT_EQ(0, bwap_mbind2(self->range, self->range_len, &self->known,
-				 sizeof(self->known), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->known, sizeof(self->known), 0));
+	ASSERT_EQ(0, sys_mbind2(self->range, self->range_len, &self->known,
+				sizeof(self->known), 0));
 }
 
 FIXTURE_TEARDOWN(bad_input)
 {
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
 /* Read back a policy and check it is still the known one. */
 static void expect_known_policy(struct __test_metadata *_metadata,
-				FIXTURE_DATA(bad_input) *self, void *addr)
+				struct _test_data_bad_input *self, void *addr)
 {
-	struct bwap_policy got;
+	struct wi_policy got;
 
-	ASSERT_EQ(0, bwap_read_policy(&got, addr));
+	ASSERT_EQ(0, wi_read_policy(&got, addr));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, got.args.mode);
 	EXPECT_EQ(0, got.args.mode_flags);
 	EXPECT_EQ(-1, got.args.home_node);
@@ -118,13 +118,13 @@ TEST_F(bad_input, fails_with_errno_and_changes_nothing)
 	errno = 0;
 	switch (c.which) {
 	case SET:
-		ret = bwap_set_mempolicy2(c.args, c.size, c.flags);
+		ret = sys_set_mempolicy2(c.args, c.size, c.flags);
 		break;
 	case MBIND:
-		ret = bwap_mbind2(c.range, c.range_len, c.args, c.size, c.flags);
+		ret = sys_mbind2(c.range, c.range_len, c.args, c.size, c.flags);
 		break;
 	default:
-		ret = bwap_get_mempolicy2(c.args, c.size, c.addr, c.flags);
+		ret = sys_get_mempolicy2(c.args, c.size, c.addr, c.flags);
 		break;
 	}
 	printf("# errcase %-15s %-40s %s\n",
@@ -147,30 +147,44 @@ TEST_F(bad_input, fails_with_errno_and_changes_nothing)
 
 /* --- set_mempolicy2 ------------------------------------------------------ */
 BAD(set_unknown_mode, SET, EINVAL) { c->args->mode = MPOL_MAX; }
+
 BAD(set_weights_with_interleave, SET, EINVAL) { c->args->mode = MPOL_INTERLEAVE; }
+
 BAD(set_weights_with_bind, SET, EINVAL) { c->args->mode = MPOL_BIND; }
-BAD(set_all_weights_zero, SET, EINVAL) { memset(c->weights, 0, BWAP_MAXNODE); }
+
+BAD(set_all_weights_zero, SET, EINVAL) { memset(c->weights, 0, WI_MAXNODE); }
+
 BAD(set_weight_only_outside_nodemask, SET, EINVAL)
 {
-	memset(c->weights, 0, BWAP_MAXNODE);
-	c->weights[BWAP_MAX_NODES - 1] = 5;
+	memset(c->weights, 0, WI_MAXNODE);
+	c->weights[WI_MAX_NODES - 1] = 5;
 }
+
 BAD(set_maxnodes_too_large, SET, EINVAL) { c->args->pol_maxnodes = 4096 * 8 + 2; }
+
 BAD(set_maxnodes_zero, SET, EINVAL) { c->args->pol_maxnodes = 0; }
+
 BAD(set_maxnodes_one, SET, EINVAL) { c->args->pol_maxnodes = 1; }
-BAD(set_node_not_in_cpuset, SET, EINVAL) { bwap_nodemask_set(c->mask, c->nr_nodes); }
+
+BAD(set_node_not_in_cpuset, SET, EINVAL) { wi_nodemask_set(c->mask, c->nr_nodes); }
+
 BAD(set_unknown_syscall_flags, SET, EINVAL) { c->flags = 1; }
+
 BAD(set_unknown_mode_flag, SET, EINVAL) { c->args->mode_flags = 1 << 10; }
+
 BAD(set_static_and_relative, SET, EINVAL)
 {
 	c->args->mode_flags = MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES;
 }
+
 BAD(set_relative_nodes_with_weights, SET, EINVAL) { c->args->mode_flags = MPOL_F_RELATIVE_NODES; }
+
 BAD(set_home_node_with_weighted_interleave, SET, EINVAL)
 {
 	c->args->mode_flags = MPOL_F_HOME_NODE;
 	c->args->home_node = 0;
 }
+
 BAD(set_home_node_impossible, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
@@ -178,6 +192,7 @@ BAD(set_home_node_impossible, SET, EINVAL)
 	c->args->il_weights = 0;
 	c->args->home_node = 1000;
 }
+
 BAD(set_home_node_flag_with_no_node, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
@@ -185,29 +200,41 @@ BAD(set_home_node_flag_with_no_node, SET, EINVAL)
 	c->args->il_weights = 0;
 	c->args->home_node = -1;
 }
+
 BAD(set_global_weights_flag_with_bind, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
 	c->args->mode_flags = MPOL_F_GLOBAL_WEIGHTS;
 	c->args->il_weights = 0;
 }
+
 BAD(set_size_below_ver0, SET, EINVAL) { c->size = 16; }
+
 BAD(set_size_larger_with_nonzero_tail, SET, E2BIG)
 {
 	c->size = 40;
 	((char *)c->args)[36] = 1;
 }
+
 BAD(set_bad_args_pointer, SET, EFAULT) { c->args = (struct mpol_args *)8; }
+
 BAD(set_bad_nodemask_pointer, SET, EFAULT) { c->args->pol_nodes = 8; }
+
 BAD(set_bad_weights_pointer, SET, EFAULT) { c->args->il_weights = 8; }
 
 /* --- mbind2 --------------------------------------------------------------- */
 BAD(mbind_unknown_flags, MBIND, EINVAL) { c->flags = 1 << 7; }
-BAD(mbind_all_weights_zero, MBIND, EINVAL) { memset(c->weights, 0, BWAP_MAXNODE); }
+
+BAD(mbind_all_weights_zero, MBIND, EINVAL) { memset(c->weights, 0, WI_MAXNODE); }
+
 BAD(mbind_weights_with_preferred, MBIND, EINVAL) { c->args->mode = MPOL_PREFERRED; }
+
 BAD(mbind_unaligned_start, MBIND, EINVAL) { c->range += 1; }
-BAD(mbind_node_not_in_cpuset, MBIND, EINVAL) { bwap_nodemask_set(c->mask, c->nr_nodes); }
+
+BAD(mbind_node_not_in_cpuset, MBIND, EINVAL) { wi_nodemask_set(c->mask, c->nr_nodes); }
+
 BAD(mbind_bad_weights_pointer, MBIND, EFAULT) { c->args->il_weights = 8; }
+
 BAD(mbind_size_larger_with_nonzero_tail, MBIND, E2BIG)
 {
 	c->size = 48;
@@ -216,12 +243,19 @@ BAD(mbind_size_larger_with_nonzero_tail, MBIND, E2BIG)
 
 /* --- get_mempolicy2 ------------------------------------------------------- */
 BAD(get_unknown_flags, GET, EINVAL) { c->flags = MPOL_F_NODE; }
+
 BAD(get_addr_without_f_addr, GET, EINVAL) { c->addr = (unsigned long)c->range; }
+
 BAD(get_unmapped_addr, GET, EFAULT) { c->flags = MPOL_F_ADDR; c->addr = 4096; }
+
 BAD(get_maxnodes_too_small, GET, EINVAL) { c->args->pol_maxnodes = 1; }
+
 BAD(get_bad_weights_pointer, GET, EFAULT) { c->args->il_weights = 8; }
+
 BAD(get_bad_nodemask_pointer, GET, EFAULT) { c->args->pol_nodes = 8; }
+
 BAD(get_size_below_ver0, GET, EINVAL) { c->size = 8; }
+
 BAD(get_size_larger_with_nonzero_tail, GET, E2BIG)
 {
 	c->size = 64;
@@ -231,19 +265,19 @@ BAD(get_size_larger_with_nonzero_tail, GET, E2BIG)
 /* A larger size whose extra bytes are zero is accepted, as clone3() does. */
 TEST(larger_size_with_zero_tail_is_accepted)
 {
-	int nodes[BWAP_MAX_NODES], n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE] = { 0 };
+	int nodes[WI_MAX_NODES], n = wi_memory_nodes(nodes, WI_MAX_NODES);
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE] = { 0 };
 	union { struct mpol_args a; char b[64]; } pad = { 0 };
 	int i;
 
 	for (i = 0; i < n; i++)
 		w[nodes[i]] = 1;
-	bwap_wi_args(&pad.a, mask, nodes, n, w);
-	EXPECT_EQ(0, bwap_set_mempolicy2(&pad.a, sizeof(pad), 0));
-	EXPECT_EQ(0, bwap_get_mempolicy2(&pad.a, sizeof(pad), 0, 0));
+	wi_args(&pad.a, mask, nodes, n, w);
+	EXPECT_EQ(0, sys_set_mempolicy2(&pad.a, sizeof(pad), 0));
+	EXPECT_EQ(0, sys_get_mempolicy2(&pad.a, sizeof(pad), 0, 0));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, pad.a.mode);
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
 /*
@@ -253,29 +287,35 @@ TEST(larger_size_with_zero_tail_is_accepted)
  */
 TEST(cpuset_restricted_nodes_are_refused)
 {
-	const char *cg = BWAP_CGROUP_ROOT "/bwap-mempolicy2-test";
-	int nodes[BWAP_MAX_NODES], n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE] = { 3, 1 };
+	const char *cg = WI_CGROUP_ROOT "/mpol2-errors-test";
+	int nodes[WI_MAX_NODES], n = wi_memory_nodes(nodes, WI_MAX_NODES);
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE] = { 3, 1 };
 	int both[2] = { 0, 1 };
 	struct mpol_args a;
 
 	if (n < 2)
 		SKIP(return, "Not enough NUMA nodes available");
-	ASSERT_EQ(0, bwap_cpuset_create(cg, "0"));
-	ASSERT_EQ(0, bwap_cpuset_join(cg));
+	if (!wi_cpuset_supported())
+		SKIP(return, "No cgroup2 cpuset controller at %s", WI_CGROUP_ROOT);
+	ASSERT_EQ(0, wi_cpuset_create(cg, "0"));
+	ASSERT_EQ(0, wi_cpuset_join(cg));
 
-	bwap_wi_args(&a, mask, both, 2, w);
-	EXPECT_EQ(-1, bwap_set_mempolicy2(&a, sizeof(a), 0));
+	wi_args(&a, mask, both, 2, w);
+	EXPECT_EQ(-1, sys_set_mempolicy2(&a, sizeof(a), 0));
 	EXPECT_EQ(EINVAL, errno);
-	bwap_wi_args(&a, mask, both, 1, w);
-	EXPECT_EQ(0, bwap_set_mempolicy2(&a, sizeof(a), 0));
-	bwap_wi_args(&a, mask, both, 2, w);
+	wi_args(&a, mask, both, 1, w);
+	EXPECT_EQ(0, sys_set_mempolicy2(&a, sizeof(a), 0));
+	wi_args(&a, mask, both, 2, w);
 	a.mode_flags = MPOL_F_STATIC_NODES;
-	EXPECT_EQ(0, bwap_set_mempolicy2(&a, sizeof(a), 0));
+	EXPECT_EQ(0, sys_set_mempolicy2(&a, sizeof(a), 0));
 
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
-	EXPECT_EQ(0, bwap_cpuset_leave_and_remove(cg));
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	EXPECT_EQ(0, wi_cpuset_leave_and_remove(cg));
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -10,14 +10,14 @@
  * bytes of possible nodes as given and zeros past them, and only weights
  * that are all zero on the nodemask are refused.
  */
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define FILLED_MAXNODE 1024	/* a libnuma nodemask's size, in bits */
 #define ROUNDS 100
 
 FIXTURE(filled) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	int nr_nodes;
 	int nr_possible;		/* the kernel's nr_node_ids */
 	long sum;
@@ -37,7 +37,7 @@ FIXTURE_VARIANT_ADD(filled, fill_255) { .fill = 255 };
 static const unsigned char pattern[4] = { 5, 3, 1, 1 };
 
 /* Write the weights of the nodemask's nodes over a filled array. */
-static void fill_weights(FIXTURE_DATA(filled) *self, unsigned char fill,
+static void fill_weights(struct _test_data_filled *self, unsigned char fill,
 			 const unsigned char *pat)
 {
 	int i;
@@ -52,22 +52,22 @@ static void fill_weights(FIXTURE_DATA(filled) *self, unsigned char fill,
 
 FIXTURE_SETUP(filled)
 {
-	int possible[BWAP_MAX_NODES], n, i;
+	int possible[WI_MAX_NODES], n, i;
 
-	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	self->nr_nodes = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 	if (self->nr_nodes < 2)
 		SKIP(return, "Not enough NUMA nodes available");
 	if (self->nr_nodes > 4)
 		self->nr_nodes = 4;
-	n = bwap_read_node_list("/sys/devices/system/node/possible", possible,
-				BWAP_MAX_NODES);
+	n = wi_read_node_list("/sys/devices/system/node/possible", possible,
+			      WI_MAX_NODES);
 	ASSERT_LT(0, n);
 	self->nr_possible = possible[n - 1] + 1;
 	fill_weights(self, variant->fill, pattern);
 	memset(&self->args, 0, sizeof(self->args));
 	memset(self->mask, 0, sizeof(self->mask));
 	for (i = 0; i < self->nr_nodes; i++)
-		bwap_nodemask_set(self->mask, self->nodes[i]);
+		wi_nodemask_set(self->mask, self->nodes[i]);
 	self->args.mode = MPOL_WEIGHTED_INTERLEAVE;
 	self->args.home_node = -1;
 	self->args.pol_maxnodes = FILLED_MAXNODE;
@@ -77,17 +77,17 @@ FIXTURE_SETUP(filled)
 
 FIXTURE_TEARDOWN(filled)
 {
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
 /* Node n of the nodemask holds exactly ROUNDS * weight(n) of the pages. */
 static void expect_shares(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(filled) *self, char *buf, size_t npages)
+			  struct _test_data_filled *self, char *buf, size_t npages)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	int i;
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	for (i = 0; i < self->nr_nodes; i++) {
 		int nid = self->nodes[i];
 
@@ -100,12 +100,12 @@ static void expect_shares(struct __test_metadata *_metadata,
 TEST_F(filled, set_mempolicy2_places_exact_shares)
 {
 	size_t npages = ROUNDS * self->sum;
-	char *buf = bwap_map_prefaulted(npages);
+	char *buf = wi_map_prefaulted(npages);
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	expect_shares(_metadata, self, buf, npages);
 	munmap(buf, npages * getpagesize());
 }
@@ -118,8 +118,8 @@ TEST_F(filled, mbind2_places_exact_shares)
 
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, madvise(buf, len, MADV_NOHUGEPAGE));
-	ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
+	ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
 	expect_shares(_metadata, self, buf, npages);
 	munmap(buf, len);
 }
@@ -139,8 +139,8 @@ TEST_F(filled, get_mempolicy2_reads_back_possible_nodes_as_given)
 	int pass, nid;
 
 	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
 	for (pass = 0; pass < 2; pass++) {
 		memset(&q, 0, sizeof(q));
 		memset(got, 0xee, sizeof(got));
@@ -148,8 +148,8 @@ TEST_F(filled, get_mempolicy2_reads_back_possible_nodes_as_given)
 		q.pol_maxnodes = FILLED_MAXNODE;
 		q.pol_nodes = (unsigned long)got_mask;
 		q.il_weights = (unsigned long)got;
-		ASSERT_EQ(0, bwap_get_mempolicy2(&q, sizeof(q),
-						 pass ? (unsigned long)buf : 0,
+		ASSERT_EQ(0, sys_get_mempolicy2(&q, sizeof(q),
+						pass ? (unsigned long)buf : 0,
 						 pass ? MPOL_F_ADDR : 0));
 		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, q.mode);
 		EXPECT_EQ(0, memcmp(got_mask, self->mask, sizeof(got_mask)));
@@ -173,7 +173,7 @@ TEST_F(filled, process_mpol_reweight_rebalances_exactly)
 {
 	static const unsigned char even[4] = { 1, 1, 1, 1 };
 	size_t npages = ROUNDS * 10, len = npages * getpagesize();
-	long cur[BWAP_MAX_NODES], now[BWAP_MAX_NODES];
+	long cur[WI_MAX_NODES], now[WI_MAX_NODES];
 	long c[4], t[4], moved_before, want_moved = 0;
 	unsigned char target_w[4];
 	int pidfd, i;
@@ -184,26 +184,26 @@ TEST_F(filled, process_mpol_reweight_rebalances_exactly)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, madvise(buf, len, MADV_NOHUGEPAGE));
-	ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, cur));
+	ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, cur));
 
 	fill_weights(self, variant->fill, pattern);
 	for (i = 0; i < self->nr_nodes; i++) {
 		c[i] = cur[self->nodes[i]];
 		target_w[i] = self->w[self->nodes[i]];
 	}
-	bwap_lr_targets(npages, c, target_w, self->nr_nodes, t);
+	wi_lr_targets(npages, c, target_w, self->nr_nodes, t);
 	for (i = 0; i < self->nr_nodes; i++)
 		want_moved += c[i] > t[i] ? c[i] - t[i] : 0;
 
-	pidfd = bwap_pidfd_open(getpid());
+	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
-	moved_before = bwap_vmstat("mpol_rebalance_moved");
-	ASSERT_EQ(0, bwap_reweight(pidfd, self->w, FILLED_MAXNODE,
-				   MPOL_MF_REBALANCE));
-	EXPECT_EQ(want_moved, bwap_vmstat("mpol_rebalance_moved") - moved_before);
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, now));
+	moved_before = wi_vmstat("mpol_rebalance_moved");
+	ASSERT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, FILLED_MAXNODE,
+					       MPOL_MF_REBALANCE));
+	EXPECT_EQ(want_moved, wi_vmstat("mpol_rebalance_moved") - moved_before);
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, now));
 	for (i = 0; i < self->nr_nodes; i++) {
 		TH_LOG("node %d: %ld -> %ld pages, share %ld", self->nodes[i],
 		       c[i], now[self->nodes[i]], t[i]);
@@ -224,18 +224,18 @@ TEST_F(filled, weights_zero_on_the_nodemask_are_einval)
 
 	ASSERT_NE(MAP_FAILED, buf);
 	/* A policy to reweight, with good weights. */
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	fill_weights(self, variant->fill, zero);
 	errno = 0;
-	EXPECT_EQ(-1, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	EXPECT_EQ(-1, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
-	EXPECT_EQ(-1, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	EXPECT_EQ(-1, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
 	EXPECT_EQ(EINVAL, errno);
-	pidfd = bwap_pidfd_open(getpid());
+	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
 	errno = 0;
-	EXPECT_EQ(-1, bwap_reweight(pidfd, self->w, FILLED_MAXNODE, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, self->w, FILLED_MAXNODE, 0));
 	EXPECT_EQ(EINVAL, errno);
 	close(pidfd);
 	munmap(buf, len);
@@ -262,18 +262,22 @@ TEST_F(filled, largest_filled_array_is_accepted)
 	self->args.il_weights = (unsigned long)big;
 	self->args.pol_nodes = (unsigned long)big_mask;
 	self->args.pol_maxnodes = max + 1;
-	EXPECT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	EXPECT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	/* Read back into the same arrays: the weights of real nodes as set. */
 	memset(big, 0xaa, max + 1);
-	EXPECT_EQ(0, bwap_get_mempolicy2(&self->args, sizeof(self->args), 0, 0));
+	EXPECT_EQ(0, sys_get_mempolicy2(&self->args, sizeof(self->args), 0, 0));
 	for (i = 0; i < self->nr_nodes; i++)
 		EXPECT_EQ(pattern[i % 4], big[self->nodes[i]]);
-	pidfd = bwap_pidfd_open(getpid());
+	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(0, bwap_reweight(pidfd, big, max + 1, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, big, max + 1, 0));
 	close(pidfd);
 	free(big_mask);
 	free(big);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

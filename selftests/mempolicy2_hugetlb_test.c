@@ -14,7 +14,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define HPAGE_PAGES 512		/* 2 MiB huge pages in 4 KiB pages */
@@ -23,7 +23,7 @@
 #define POOL 10			/* huge pages reserved per node */
 
 FIXTURE(hugetlb) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	long saved[4];			/* each node's pool before the test */
 	char *buf;
 };
@@ -73,7 +73,7 @@ FIXTURE_SETUP(hugetlb)
 
 	self->buf = MAP_FAILED;
 	memset(self->saved, -1, sizeof(self->saved));
-	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < 4)
+	if (wi_memory_nodes(self->nodes, WI_MAX_NODES) < 4)
 		SKIP(return, "Not enough NUMA nodes available (needs 4)");
 	if (pool_get(self->nodes[0], "nr_hugepages") < 0)
 		SKIP(return, "No 2 MiB hugetlb pools (CONFIG_HUGETLBFS)");
@@ -97,16 +97,16 @@ FIXTURE_TEARDOWN(hugetlb)
 }
 
 /* mbind2 the range to @w on the fixture's first four nodes. */
-static long bind_huge(FIXTURE_DATA(hugetlb) *self, const unsigned char *w,
+static long bind_huge(struct _test_data_hugetlb *self, const unsigned char *w,
 		      unsigned int flags)
 {
-	return bwap_mbind2_nodes(self->buf, NR_HUGE * HPAGE_SIZE, self->nodes, 4,
+	return wi_mbind2_nodes(self->buf, NR_HUGE * HPAGE_SIZE, self->nodes, 4,
 				 w, flags);
 }
 
 /* Map NR_HUGE huge pages under @w and fill each with its own byte. */
 static void fault_huge(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(hugetlb) *self, const unsigned char *w)
+		       struct _test_data_hugetlb *self, const unsigned char *w)
 {
 	int i;
 
@@ -120,14 +120,14 @@ static void fault_huge(struct __test_metadata *_metadata,
 
 /* Huge pages per node of the range equal @want (in huge pages). */
 static void expect_huge(struct __test_metadata *_metadata,
-			FIXTURE_DATA(hugetlb) *self, const long *want,
+			struct _test_data_hugetlb *self, const long *want,
 			const char *when)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	int i;
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, NR_HUGE * HPAGE_PAGES,
-					       counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, NR_HUGE * HPAGE_PAGES,
+					     counts));
 	TH_LOG("%s: %ld/%ld/%ld/%ld huge pages, expected %ld/%ld/%ld/%ld", when,
 	       counts[self->nodes[0]] / HPAGE_PAGES,
 	       counts[self->nodes[1]] / HPAGE_PAGES,
@@ -140,7 +140,7 @@ static void expect_huge(struct __test_metadata *_metadata,
 
 /* Every huge page still holds its byte, wherever it went. */
 static void expect_data(struct __test_metadata *_metadata,
-			FIXTURE_DATA(hugetlb) *self)
+			struct _test_data_hugetlb *self)
 {
 	size_t off;
 	int i;
@@ -174,9 +174,9 @@ TEST_F(hugetlb, rebalance_moves_whole_huge_pages_into_the_pools)
 
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
-	moved = bwap_vmstat("mpol_rebalance_moved");
+	moved = wi_vmstat("mpol_rebalance_moved");
 	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
+	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(4 * HPAGE_PAGES, moved);
 	expect_huge(_metadata, self, after, "rebalanced");
@@ -200,9 +200,9 @@ TEST_F(hugetlb, empty_destination_pool_leaves_folios_in_place)
 	ASSERT_EQ(0, pool_set(self->nodes[3], 0));
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
-	moved = bwap_vmstat("mpol_rebalance_moved");
+	moved = wi_vmstat("mpol_rebalance_moved");
 	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
+	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	EXPECT_EQ(4 * HPAGE_PAGES, left);
 	EXPECT_EQ(0, moved);
 	expect_huge(_metadata, self, faulted, "after");
@@ -224,9 +224,9 @@ TEST_F(hugetlb, empty_destination_pool_leaves_folios_in_place)
 TEST_F(hugetlb, reserved_pages_of_a_bound_process_stay_free)
 {
 	static const long faulted[4] = { 8, 4, 4, 0 };
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
 	int go[2], ready[2], status, i;
-	long left, counts[BWAP_MAX_NODES];
+	long left, counts[WI_MAX_NODES];
 	char c = 0, *b;
 	pid_t pid;
 
@@ -238,15 +238,15 @@ TEST_F(hugetlb, reserved_pages_of_a_bound_process_stay_free)
 	if (!pid) {
 		b = mmap(NULL, 4 * HPAGE_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		bwap_nodemask_set(mask, self->nodes[3]);
+		wi_nodemask_set(mask, self->nodes[3]);
 		if (b == MAP_FAILED ||
-		    bwap_mbind(b, 4 * HPAGE_SIZE, MPOL_BIND, mask, BWAP_MAX_NODES + 1, 0))
+		    sys_mbind(b, 4 * HPAGE_SIZE, MPOL_BIND, mask, WI_MAX_NODES + 1, 0))
 			_exit(3);
 		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(3);
 		for (i = 0; i < 4; i++)
 			memset(b + i * HPAGE_SIZE, 0x70 + i, HPAGE_SIZE);
-		if (bwap_count_pages_per_node(b, 4 * HPAGE_PAGES, counts) ||
+		if (wi_count_pages_per_node(b, 4 * HPAGE_PAGES, counts) ||
 		    counts[self->nodes[3]] != 4 * HPAGE_PAGES)
 			_exit(2);
 		_exit(0);
@@ -271,4 +271,8 @@ TEST_F(hugetlb, reserved_pages_of_a_bound_process_stay_free)
 	expect_data(_metadata, self);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

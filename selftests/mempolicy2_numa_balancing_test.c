@@ -26,7 +26,7 @@
 #include <sched.h>
 #include <time.h>
 #include <sys/wait.h>
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define HPAGE_PAGES 512		/* 2 MiB THP in 4 KiB pages */
@@ -34,25 +34,26 @@
 #define NB_MODE "/proc/sys/kernel/numa_balancing"
 #define NB_DEBUGFS "/sys/kernel/debug/sched/numa_balancing/"
 #define TIERS "/sys/devices/virtual/memory_tiering"
-#define CHILD_ENV "BWAP_NB_CHILD"
+#define CHILD_ENV "MPOL2_NB_CHILD"
 #define PASSES 4		/* full scan passes to wait for, each phase */
 #define DEADLINE_S 180		/* a phase not done by then fails */
 
 /*
  * Faster scanning than the defaults (1 s delay, periods of 1 to 60 s), so
- * that several passes take seconds under TCG.  Restored afterwards.
+ * that several passes take seconds on a slow (emulated) machine.  Restored afterwards.
  */
 static const struct { const char *name, *value; } tunables[] = {
 	{ "scan_delay_ms", "0" },
 	{ "scan_period_min_ms", "50" },
 	{ "scan_period_max_ms", "200" },
 };
-#define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
+
+#define NR_TUNABLES ARRAY_SIZE(tunables)
 
 FIXTURE(nb) {
-	int nodes[BWAP_MAX_NODES], nr;
+	int nodes[WI_MAX_NODES], nr;
 	int home, far;			/* CPU 0's node; the default pages' first node */
-	unsigned char w[BWAP_MAX_NODES], w2[BWAP_MAX_NODES];	/* by index */
+	unsigned char w[WI_MAX_NODES], w2[WI_MAX_NODES];	/* by index */
 	size_t npages, len;
 	char *weighted, *plain;		/* mbind2 range, default-policy range */
 	char *child_buf;		/* the child's task-policy range */
@@ -81,7 +82,7 @@ static int read_line(const char *path, char *out, size_t size)
 
 	if (!f)
 		return -1;
-	ok = fgets(out, size, f) != NULL;
+	ok = !!fgets(out, size, f);
 	fclose(f);
 	if (!ok)
 		return -1;
@@ -117,7 +118,7 @@ static long scan_seq(pid_t pid)
  */
 static int lower_tier_node(const int *mem, int nr_mem)
 {
-	int tier_of[BWAP_MAX_NODES], ids[BWAP_MAX_NODES], cpu_nodes[BWAP_MAX_NODES];
+	int tier_of[WI_MAX_NODES], ids[WI_MAX_NODES], cpu_nodes[WI_MAX_NODES];
 	int i, n, tier, top = -1;
 	char path[96];
 	struct dirent *e;
@@ -125,19 +126,19 @@ static int lower_tier_node(const int *mem, int nr_mem)
 
 	if (!d)
 		return -1;
-	for (i = 0; i < BWAP_MAX_NODES; i++)
+	for (i = 0; i < WI_MAX_NODES; i++)
 		tier_of[i] = -1;
 	while ((e = readdir(d))) {
 		if (sscanf(e->d_name, "memory_tier%d", &tier) != 1)
 			continue;
 		snprintf(path, sizeof(path), TIERS "/memory_tier%d/nodelist", tier);
-		n = bwap_read_node_list(path, ids, BWAP_MAX_NODES);
+		n = wi_read_node_list(path, ids, WI_MAX_NODES);
 		for (i = 0; i < n; i++)
 			tier_of[ids[i]] = tier;
 	}
 	closedir(d);
-	n = bwap_read_node_list("/sys/devices/system/node/has_cpu", cpu_nodes,
-				BWAP_MAX_NODES);
+	n = wi_read_node_list("/sys/devices/system/node/has_cpu", cpu_nodes,
+			      WI_MAX_NODES);
 	for (i = 0; i < n; i++)
 		if (tier_of[cpu_nodes[i]] > top)
 			top = tier_of[cpu_nodes[i]];
@@ -154,17 +155,17 @@ static int lower_tier_node(const int *mem, int nr_mem)
  */
 static void child_main(int cmd, int ack, size_t npages)
 {
-	char *p = bwap_map_hpage_aligned(npages * getpagesize());
+	char *p = wi_map_hpage_aligned(npages * getpagesize());
 	struct pollfd pfd = { .fd = cmd, .events = POLLIN };
 	char c;
 
 	if (!p)
 		_exit(2);
-	bwap_touch_pages(p, npages);
+	wi_touch_pages(p, npages);
 	if (write(ack, &p, sizeof(p)) != sizeof(p))
 		_exit(3);
 	for (;;) {
-		bwap_touch_pages(p, npages);
+		wi_touch_pages(p, npages);
 		if (poll(&pfd, 1, 0) == 1)
 			_exit(read(cmd, &c, 1) == 1 && c == 'q' ? 0 : 4);
 	}
@@ -189,14 +190,20 @@ FIXTURE_SETUP(nb)
 	char path[128];
 	int i;
 
-	self->weighted = self->plain = NULL;
+	self->weighted = NULL;
+	self->plain = NULL;
 	self->child = 0;
 	self->saved_mode = -1;
 	self->saved_tunables[0][0] = '\0';
 	self->saved_thp[0] = '\0';
 	if (access(NB_MODE, F_OK))
 		SKIP(return, "Kernel without CONFIG_NUMA_BALANCING (%s)", NB_MODE);
-	self->nr = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	if (access(NB_DEBUGFS, F_OK))
+		SKIP(return, "No %s (needs debugfs, and CONFIG_SCHED_DEBUG where it exists)",
+		     NB_DEBUGFS);
+	if (access(THP_ENABLED, F_OK))
+		SKIP(return, "Kernel without CONFIG_TRANSPARENT_HUGEPAGE (%s)", THP_ENABLED);
+	self->nr = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 	if (self->nr < 2)
 		SKIP(return, "Not enough NUMA nodes available (needs 2)");
 
@@ -226,11 +233,13 @@ FIXTURE_SETUP(nb)
 	self->npages = (size_t)wsum * HPAGE_PAGES;
 	self->len = self->npages * getpagesize();
 
-	ASSERT_EQ(0, bwap_read_selected(THP_ENABLED, self->saved_thp,
-				   sizeof(self->saved_thp)));
-	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, variant->thp));
-	self->saved_mode = bwap_read_long(NB_MODE);
-	ASSERT_EQ(0, self->saved_mode) TH_LOG("NUMA balancing must be off at boot");
+	ASSERT_EQ(0, wi_read_selected(THP_ENABLED, self->saved_thp,
+				      sizeof(self->saved_thp)));
+	ASSERT_EQ(0, wi_write_file(THP_ENABLED, variant->thp));
+	/* Off while the pages are faulted; each test turns on its mode. */
+	self->saved_mode = wi_read_long(NB_MODE);
+	ASSERT_LE(0, self->saved_mode);
+	ASSERT_EQ(0, wi_write_file(NB_MODE, "0"));
 	for (i = 0; i < (int)NR_TUNABLES; i++) {
 		snprintf(path, sizeof(path), NB_DEBUGFS "%s", tunables[i].name);
 		ASSERT_EQ(0, read_line(path, self->saved_tunables[i],
@@ -238,10 +247,10 @@ FIXTURE_SETUP(nb)
 	}
 	for (i = 0; i < (int)NR_TUNABLES; i++) {
 		snprintf(path, sizeof(path), NB_DEBUGFS "%s", tunables[i].name);
-		ASSERT_EQ(0, bwap_write_file(path, tunables[i].value));
+		ASSERT_EQ(0, wi_write_file(path, tunables[i].value));
 	}
-	self->weighted = bwap_map_hpage_aligned(self->len);
-	self->plain = bwap_map_hpage_aligned(self->len);
+	self->weighted = wi_map_hpage_aligned(self->len);
+	self->plain = wi_map_hpage_aligned(self->len);
 	ASSERT_NE(NULL, self->weighted);
 	ASSERT_NE(NULL, self->plain);
 }
@@ -255,14 +264,16 @@ FIXTURE_TEARDOWN(nb)
 		kill(self->child, SIGKILL);
 		waitpid(self->child, NULL, 0);
 	}
-	if (self->saved_mode >= 0)
-		bwap_write_file(NB_MODE, "0");
+	if (self->saved_mode >= 0) {
+		snprintf(path, sizeof(path), "%ld", self->saved_mode);
+		wi_write_file(NB_MODE, path);
+	}
 	for (i = 0; i < (int)NR_TUNABLES && self->saved_tunables[0][0]; i++) {
 		snprintf(path, sizeof(path), NB_DEBUGFS "%s", tunables[i].name);
-		bwap_write_file(path, self->saved_tunables[i]);
+		wi_write_file(path, self->saved_tunables[i]);
 	}
 	if (self->saved_thp[0])
-		bwap_write_file(THP_ENABLED, self->saved_thp);
+		wi_write_file(THP_ENABLED, self->saved_thp);
 	if (self->weighted)
 		munmap(self->weighted, self->len);
 	if (self->plain)
@@ -270,25 +281,25 @@ FIXTURE_TEARDOWN(nb)
 }
 
 /* Expected pages per node: @w[i] huge pages' worth on node nodes[i]. */
-static void shares(FIXTURE_DATA(nb) *self, const unsigned char *w, long *want)
+static void shares(struct _test_data_nb *self, const unsigned char *w, long *want)
 {
 	int i;
 
-	memset(want, 0, BWAP_MAX_NODES * sizeof(*want));
+	memset(want, 0, WI_MAX_NODES * sizeof(*want));
 	for (i = 0; i < self->nr; i++)
 		want[self->nodes[i]] = (long)w[i] * HPAGE_PAGES;
 }
 
 /* Pages of @p in process @pid per node against @want, every node. */
 static void expect_pages(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(nb) *self, pid_t pid, char *p,
+			 struct _test_data_nb *self, pid_t pid, char *p,
 			 const long *want, const char *what)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	char got[256] = "", exp[256] = "";
 	int i, ok = 1;
 
-	ASSERT_EQ(0, bwap_count_pid_pages(pid, p, self->npages, counts))
+	ASSERT_EQ(0, wi_count_pid_pages(pid, p, self->npages, counts))
 		TH_LOG("%s: pages not resident", what);
 	for (i = 0; i < self->nr; i++) {
 		int nid = self->nodes[i];
@@ -304,12 +315,12 @@ static void expect_pages(struct __test_metadata *_metadata,
 }
 
 /* Own weights @w (by index) as a byte array indexed by node id. */
-static void weights_by_id(FIXTURE_DATA(nb) *self, const unsigned char *w,
+static void weights_by_id(struct _test_data_nb *self, const unsigned char *w,
 			  unsigned char *by_id)
 {
 	int i;
 
-	memset(by_id, 0, BWAP_MAXNODE);
+	memset(by_id, 0, WI_MAXNODE);
 	for (i = 0; i < self->nr; i++)
 		by_id[self->nodes[i]] = w[i];
 }
@@ -320,26 +331,26 @@ static void weights_by_id(FIXTURE_DATA(nb) *self, const unsigned char *w,
  * address of the range it faulted.
  */
 static void nb_start_child(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(nb) *self)
+			   struct _test_data_nb *self)
 {
-	unsigned char w[BWAP_MAXNODE];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args args;
 	char env[64];
 
 	ASSERT_EQ(0, pipe(self->cmd));
 	ASSERT_EQ(0, pipe(self->ack));
 	weights_by_id(self, self->w, w);
-	bwap_wi_args(&args, mask, self->nodes, self->nr, w);
+	wi_args(&args, mask, self->nodes, self->nr, w);
 	self->child = fork();
 	ASSERT_LE(0, self->child);
 	if (self->child == 0) {
-		char *argv[] = { "mempolicy2_numa_balancing_test", NULL };
+		char *const argv[] = { "mempolicy2_numa_balancing_test", NULL };
 
 		snprintf(env, sizeof(env), "%d,%d,%zu", self->cmd[0],
 			 self->ack[1], self->npages);
 		if (setenv(CHILD_ENV, env, 1) ||
-		    bwap_set_mempolicy2(&args, sizeof(args), 0))
+		    sys_set_mempolicy2(&args, sizeof(args), 0))
 			_exit(5);
 		execv("/proc/self/exe", argv);
 		_exit(6);
@@ -355,28 +366,28 @@ static void nb_start_child(struct __test_metadata *_metadata,
  * into a failure.
  */
 static void run_passes(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(nb) *self, int passes,
+		       struct _test_data_nb *self, int passes,
 		       const long *plain_want)
 {
-	long counts[BWAP_MAX_NODES], seq0 = scan_seq(getpid()), seq;
+	long counts[WI_MAX_NODES], seq0 = scan_seq(getpid()), seq;
 	struct timespec start, now;
 	long touches = 0;
 
 	ASSERT_LE(0, seq0) TH_LOG("no mm->numa_scan_seq in /proc/PID/sched");
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		bwap_touch_pages(self->weighted, self->npages);
-		bwap_touch_pages(self->plain, self->npages);
+		wi_touch_pages(self->weighted, self->npages);
+		wi_touch_pages(self->plain, self->npages);
 		touches++;
 		seq = scan_seq(getpid());
-		ASSERT_EQ(0, bwap_count_pages_per_node(self->plain, self->npages,
-						       counts));
+		ASSERT_EQ(0, wi_count_pages_per_node(self->plain, self->npages,
+						     counts));
 		if (seq - seq0 >= passes &&
 		    !memcmp(counts, plain_want, sizeof(counts)))
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		ASSERT_GT(DEADLINE_S, now.tv_sec - start.tv_sec)
-			TH_LOG("after %ld passes and %ld touches, %ld of %zu pages on node %d, %ld expected",
+			TH_LOG("%ld passes, %ld touches: %ld of %zu pages on node %d, want %ld",
 			       seq - seq0, touches, counts[self->home],
 			       self->npages, self->home, plain_want[self->home]);
 	}
@@ -385,24 +396,24 @@ static void run_passes(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60)
 {
-	unsigned long far_mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
-	long want[BWAP_MAX_NODES], all_far[BWAP_MAX_NODES] = { 0 };
-	long all_home[BWAP_MAX_NODES] = { 0 };
+	unsigned long far_mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	long want[WI_MAX_NODES], all_far[WI_MAX_NODES] = { 0 };
+	long all_home[WI_MAX_NODES] = { 0 };
 	long faults, migrated, promoted, moved, min_moved = 0;
-	unsigned char w2[BWAP_MAXNODE];
+	unsigned char w2[WI_MAXNODE];
 	char mode[4];
 	int i, pidfd;
 
 	TH_LOG("numa_balancing=%d, THP %s, CPU 0 on node %d, default pages start on node %d",
 	       variant->mode, variant->thp, self->home, self->far);
 	/* Own weights on a range, and default-policy pages on the far node. */
-	ASSERT_EQ(0, bwap_mbind2_nodes(self->weighted, self->len, self->nodes,
-				       self->nr, self->w, 0));
-	bwap_touch_pages(self->weighted, self->npages);
-	bwap_nodemask_set(far_mask, self->far);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_BIND, far_mask, BWAP_MAXNODE));
-	bwap_touch_pages(self->plain, self->npages);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, wi_mbind2_nodes(self->weighted, self->len, self->nodes,
+				     self->nr, self->w, 0));
+	wi_touch_pages(self->weighted, self->npages);
+	wi_nodemask_set(far_mask, self->far);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_BIND, far_mask, WI_MAXNODE));
+	wi_touch_pages(self->plain, self->npages);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	nb_start_child(_metadata, self);
 
 	shares(self, self->w, want);
@@ -413,16 +424,16 @@ TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60
 	expect_pages(_metadata, self, self->child, self->child_buf, want,
 		     "task policy, faulted");
 
-	faults = bwap_vmstat("numa_hint_faults");
-	migrated = bwap_vmstat("numa_pages_migrated");
-	promoted = bwap_vmstat("pgpromote_success");
+	faults = wi_vmstat("numa_hint_faults");
+	migrated = wi_vmstat("numa_pages_migrated");
+	promoted = wi_vmstat("pgpromote_success");
 	snprintf(mode, sizeof(mode), "%d", variant->mode);
-	ASSERT_EQ(0, bwap_write_file(NB_MODE, mode));
+	ASSERT_EQ(0, wi_write_file(NB_MODE, mode));
 	run_passes(_metadata, self, PASSES, all_home);
 	TH_LOG("hint faults %ld, pages migrated %ld, promoted %ld",
-	       bwap_vmstat("numa_hint_faults") - faults,
-	       bwap_vmstat("numa_pages_migrated") - migrated,
-	       bwap_vmstat("pgpromote_success") - promoted);
+	       wi_vmstat("numa_hint_faults") - faults,
+	       wi_vmstat("numa_pages_migrated") - migrated,
+	       wi_vmstat("pgpromote_success") - promoted);
 	expect_pages(_metadata, self, 0, self->weighted, want, "mbind2 range, balanced");
 	expect_pages(_metadata, self, 0, self->plain, all_home, "default pages, balanced");
 	expect_pages(_metadata, self, self->child, self->child_buf, want,
@@ -430,22 +441,22 @@ TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60
 	/* Other processes' pages may be promoted too, never fewer. */
 	if (variant->mode == 2)
 		EXPECT_LE((long)self->npages,
-			  bwap_vmstat("pgpromote_success") - promoted);
+			  wi_vmstat("pgpromote_success") - promoted);
 
 	/* Rebalance both to the reversed weights with balancing still on. */
 	for (i = 0; i < self->nr; i++)
 		if (self->w[i] > self->w2[i])
 			min_moved += (long)(self->w[i] - self->w2[i]) * HPAGE_PAGES;
-	moved = bwap_vmstat("mpol_rebalance_moved");
-	EXPECT_EQ(0, bwap_mbind2_nodes(self->weighted, self->len, self->nodes,
-				       self->nr, self->w2, MPOL_MF_REBALANCE));
-	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
+	moved = wi_vmstat("mpol_rebalance_moved");
+	EXPECT_EQ(0, wi_mbind2_nodes(self->weighted, self->len, self->nodes,
+				     self->nr, self->w2, MPOL_MF_REBALANCE));
+	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	TH_LOG("mbind2 rebalance moved %ld pages, minimum %ld", moved, min_moved);
 	EXPECT_EQ(min_moved, moved);
-	pidfd = bwap_pidfd_open(self->child);
+	pidfd = sys_pidfd_open(self->child);
 	ASSERT_LE(0, pidfd);
 	weights_by_id(self, self->w2, w2);
-	EXPECT_EQ(0, bwap_reweight(pidfd, w2, BWAP_MAXNODE, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w2, WI_MAXNODE, MPOL_MF_REBALANCE));
 	close(pidfd);
 	shares(self, self->w2, want);
 	expect_pages(_metadata, self, 0, self->weighted, want, "mbind2 range, rebalanced");
@@ -465,7 +476,7 @@ TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60
 
 /* A thread that faults a range under its own task policy, then exits. */
 struct fault_job {
-	FIXTURE_DATA(nb) *self;
+	struct _test_data_nb *self;
 	char *p;
 	long ret;
 };
@@ -473,16 +484,16 @@ struct fault_job {
 static void *fault_under_own_weights(void *arg)
 {
 	struct fault_job *job = arg;
-	FIXTURE_DATA(nb) *self = job->self;
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE];
+	struct _test_data_nb *self = job->self;
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE];
 	struct mpol_args args;
 
 	weights_by_id(self, self->w, w);
-	bwap_wi_args(&args, mask, self->nodes, self->nr, w);
-	job->ret = bwap_set_mempolicy2(&args, sizeof(args), 0);
+	wi_args(&args, mask, self->nodes, self->nr, w);
+	job->ret = sys_set_mempolicy2(&args, sizeof(args), 0);
 	if (!job->ret)
-		bwap_touch_pages(job->p, self->npages);
+		wi_touch_pages(job->p, self->npages);
 	return NULL;
 }
 
@@ -496,14 +507,14 @@ static void *fault_under_own_weights(void *arg)
 TEST_F_TIMEOUT(nb, default_thread_moves_task_policy_pages, DEADLINE_S + 60)
 {
 	struct fault_job job = { .self = self, .p = self->plain };
-	long want[BWAP_MAX_NODES], after[BWAP_MAX_NODES];
+	long want[WI_MAX_NODES], after[WI_MAX_NODES];
 	char mode[4];
 	pthread_t t;
 	int i;
 
-	ASSERT_EQ(0, bwap_mbind2_nodes(self->weighted, self->len, self->nodes,
-				       self->nr, self->w, 0));
-	bwap_touch_pages(self->weighted, self->npages);
+	ASSERT_EQ(0, wi_mbind2_nodes(self->weighted, self->len, self->nodes,
+				     self->nr, self->w, 0));
+	wi_touch_pages(self->weighted, self->npages);
 	ASSERT_EQ(0, pthread_create(&t, NULL, fault_under_own_weights, &job));
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	ASSERT_EQ(0, job.ret);
@@ -526,7 +537,7 @@ TEST_F_TIMEOUT(nb, default_thread_moves_task_policy_pages, DEADLINE_S + 60)
 		}
 	}
 	snprintf(mode, sizeof(mode), "%d", variant->mode);
-	ASSERT_EQ(0, bwap_write_file(NB_MODE, mode));
+	ASSERT_EQ(0, wi_write_file(NB_MODE, mode));
 	run_passes(_metadata, self, PASSES, after);
 	expect_pages(_metadata, self, 0, self->plain, after,
 		     "touched by a default-policy thread");
@@ -534,4 +545,8 @@ TEST_F_TIMEOUT(nb, default_thread_moves_task_policy_pages, DEADLINE_S + 60)
 		     "mbind2 range, balanced");
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -3,22 +3,22 @@
  * Weights owned by a policy place exactly their share of pages on every
  * allocation path: the task policy (set_mempolicy2), an anonymous VMA and a
  * shmem range (mbind2), transparent huge pages (counted in base pages),
- * the bulk allocator (through the BWAP debugfs knob), and a forked child,
+ * the bulk allocator (through the mempolicy debugfs knob), and a forked child,
  * which inherits its parent's weights.  A node of weight 0 gets nothing.
  */
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define ROUNDS 100
 #define HPAGE_PAGES 512		/* 2 MiB THP in 4 KiB pages */
 
 FIXTURE(own_weights) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	int nr_nodes;
-	unsigned char weights[BWAP_MAXNODE];	/* by node id */
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char weights[WI_MAXNODE];	/* by node id */
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args args;
 	long sum;
 };
@@ -32,7 +32,7 @@ FIXTURE_VARIANT(own_weights) {
 /* 5,3,1,1 on every node: 500/300/100/100 of 1000 pages on four nodes. */
 FIXTURE_VARIANT_ADD(own_weights, w5311) {
 	.pattern = { 5, 3, 1, 1 },
-	.max_nodes = BWAP_MAX_NODES,
+	.max_nodes = WI_MAX_NODES,
 };
 
 /* 3,0,1 on nodes 0-2 (3,0 on two nodes): node 1 must get no page at all. */
@@ -45,7 +45,7 @@ FIXTURE_SETUP(own_weights)
 {
 	int i;
 
-	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	self->nr_nodes = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 	if (self->nr_nodes < 2)
 		SKIP(return, "Not enough NUMA nodes available");
 	if (self->nr_nodes > variant->max_nodes)
@@ -56,18 +56,18 @@ FIXTURE_SETUP(own_weights)
 		self->weights[self->nodes[i]] = variant->pattern[i % 4];
 		self->sum += variant->pattern[i % 4];
 	}
-	bwap_wi_args(&self->args, self->mask, self->nodes, self->nr_nodes,
-		     self->weights);
+	wi_args(&self->args, self->mask, self->nodes, self->nr_nodes,
+		self->weights);
 }
 
 FIXTURE_TEARDOWN(own_weights)
 {
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
 /* Assert that node n holds exactly rounds * weight[n] * unit pages. */
 static void expect_shares(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(own_weights) *self,
+			  struct _test_data_own_weights *self,
 			  const long *counts, long rounds, long unit)
 {
 	char line[512];
@@ -86,14 +86,14 @@ static void expect_shares(struct __test_metadata *_metadata,
 TEST_F(own_weights, task_policy_places_exact_share)
 {
 	size_t npages = ROUNDS * self->sum;
-	char *buf = bwap_map_prefaulted(npages);
-	long counts[BWAP_MAX_NODES];
+	char *buf = wi_map_prefaulted(npages);
+	long counts[WI_MAX_NODES];
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, counts));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	expect_shares(_metadata, self, counts, ROUNDS, 1);
 	munmap(buf, npages * getpagesize());
 }
@@ -103,13 +103,13 @@ TEST_F(own_weights, mbind2_anon_range_places_exact_share)
 	size_t npages = ROUNDS * self->sum, len = npages * getpagesize();
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, madvise(buf, len, MADV_NOHUGEPAGE));
-	ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, counts));
+	ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	expect_shares(_metadata, self, counts, ROUNDS, 1);
 	munmap(buf, len);
 }
@@ -119,12 +119,12 @@ TEST_F(own_weights, mbind2_shmem_range_places_exact_share)
 	size_t npages = ROUNDS * self->sum, len = npages * getpagesize();
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 
 	ASSERT_NE(MAP_FAILED, buf);
-	ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, counts));
+	ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	expect_shares(_metadata, self, counts, ROUNDS, 1);
 	munmap(buf, len);
 }
@@ -134,7 +134,7 @@ TEST_F(own_weights, mbind2_thp_places_exact_share_in_base_pages)
 {
 	size_t hsz = HPAGE_PAGES * getpagesize(), nhuge = self->sum;
 	size_t npages = nhuge * HPAGE_PAGES, len = nhuge * hsz;
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	char *raw, *buf;
 
 	raw = mmap(NULL, len + hsz, PROT_READ | PROT_WRITE,
@@ -142,44 +142,46 @@ TEST_F(own_weights, mbind2_thp_places_exact_share_in_base_pages)
 	ASSERT_NE(MAP_FAILED, raw);
 	buf = (char *)(((unsigned long)raw + hsz - 1) & ~(hsz - 1));
 	ASSERT_EQ(0, madvise(buf, len, MADV_HUGEPAGE));
-	ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
-	bwap_touch_pages(buf, npages);
-	ASSERT_EQ(0, bwap_count_pages_per_node(buf, npages, counts));
+	ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+	wi_touch_pages(buf, npages);
+	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	expect_shares(_metadata, self, counts, 1, HPAGE_PAGES);
 	munmap(raw, len + hsz);
 }
 
 TEST_F(own_weights, bulk_allocator_places_exact_share)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	int ret;
 
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ret = bwap_bulk_alloc_count(ROUNDS * self->sum, counts);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
-	ASSERT_EQ(0, ret) TH_LOG("%s: %s (needs CONFIG_NUMA_POLICY_BULK_DEBUGFS)",
-				 BWAP_BULK_ALLOC, strerror(-ret));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ret = wi_bulk_alloc_count(ROUNDS * self->sum, counts);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	if (ret == -ENOENT)
+		SKIP(return, "No %s (needs debugfs and CONFIG_NUMA_POLICY_BULK_DEBUGFS)",
+		     WI_BULK_ALLOC);
+	ASSERT_EQ(0, ret) TH_LOG("%s: %s", WI_BULK_ALLOC, strerror(-ret));
 	expect_shares(_metadata, self, counts, ROUNDS, 1);
 }
 
 TEST_F(own_weights, forked_child_inherits_own_weights)
 {
 	size_t npages = ROUNDS * self->sum;
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	int pipefd[2], status;
 	pid_t pid;
 
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		char *buf = bwap_map_prefaulted(npages);
+		char *buf = wi_map_prefaulted(npages);
 		long ret = -1;
 
 		if (buf) {
-			bwap_touch_pages(buf, npages);
-			ret = bwap_count_pages_per_node(buf, npages, counts);
+			wi_touch_pages(buf, npages);
+			ret = wi_count_pages_per_node(buf, npages, counts);
 		}
 		if (write(pipefd[1], &ret, sizeof(ret)) != sizeof(ret) ||
 		    write(pipefd[1], counts, sizeof(counts)) != sizeof(counts))
@@ -199,4 +201,8 @@ TEST_F(own_weights, forked_child_inherits_own_weights)
 	expect_shares(_metadata, self, counts, ROUNDS, 1);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -6,10 +6,10 @@
  * a VMA.  /proc/self/numa_maps shows own weights as a new last field and
  * leaves every other line as it was.
  */
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
-#define MASK_LONGS (BWAP_MAX_NODES / (8 * sizeof(long)))
+#define MASK_LONGS (WI_MAX_NODES / (8 * sizeof(long)))
 
 /* The numa_maps line of the VMA starting at @addr, or "" if none. */
 static void numa_maps_line(void *addr, char *line, size_t len)
@@ -30,45 +30,46 @@ static void numa_maps_line(void *addr, char *line, size_t len)
 }
 
 FIXTURE(query) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	int nr_nodes;
-	unsigned char w[BWAP_MAXNODE];
+	unsigned char w[WI_MAXNODE];
 	unsigned long mask[MASK_LONGS];
 	struct mpol_args args;
-	int saved_sysfs[BWAP_MAX_NODES];
+	int saved_sysfs[WI_MAX_NODES];
 };
 
 FIXTURE_SETUP(query)
 {
+	static const unsigned char own[] = { 5, 3, 1, 1 };
 	int i;
 
-	self->nr_nodes = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	self->nr_nodes = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 	if (self->nr_nodes < 2)
 		SKIP(return, "Not enough NUMA nodes available");
 	memset(self->w, 0, sizeof(self->w));
 	for (i = 0; i < self->nr_nodes; i++) {
-		self->w[self->nodes[i]] = (unsigned char[]){ 5, 3, 1, 1 }[i % 4];
-		self->saved_sysfs[i] = bwap_sysfs_weight_get(self->nodes[i]);
+		self->w[self->nodes[i]] = own[i % 4];
+		self->saved_sysfs[i] = wi_sysfs_weight_get(self->nodes[i]);
 	}
-	bwap_wi_args(&self->args, self->mask, self->nodes, self->nr_nodes, self->w);
+	wi_args(&self->args, self->mask, self->nodes, self->nr_nodes, self->w);
 }
 
 FIXTURE_TEARDOWN(query)
 {
 	int i;
 
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 	for (i = 0; i < self->nr_nodes; i++)
 		if (self->saved_sysfs[i] > 0)
-			bwap_sysfs_weight_set(self->nodes[i], self->saved_sysfs[i]);
+			wi_sysfs_weight_set(self->nodes[i], self->saved_sysfs[i]);
 }
 
 TEST_F(query, task_policy_round_trip_with_own_weights)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(0, r.args.mode_flags);
 	EXPECT_EQ(-1, r.args.home_node);
@@ -78,33 +79,33 @@ TEST_F(query, task_policy_round_trip_with_own_weights)
 
 TEST_F(query, without_own_weights_reports_global_sysfs_weights)
 {
-	unsigned char want[BWAP_MAXNODE] = { 0 };
-	struct bwap_policy r;
+	unsigned char want[WI_MAXNODE] = { 0 };
+	struct wi_policy r;
 	int i;
 
 	for (i = 0; i < self->nr_nodes; i++) {
-		ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[i], 7 + i));
+		ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[i], 7 + i));
 		want[self->nodes[i]] = 7 + i;
 	}
 	self->args.il_weights = 0;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
 	/* Read at call time: a sysfs change shows up at once. */
-	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 200));
+	ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[0], 200));
 	want[self->nodes[0]] = 200;
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
 }
 
 TEST_F(query, default_policy_reads_as_default_with_no_weights)
 {
 	unsigned long empty[MASK_LONGS] = { 0 };
-	unsigned char zero[BWAP_MAXNODE] = { 0 };
-	struct bwap_policy r;
+	unsigned char zero[WI_MAXNODE] = { 0 };
+	struct wi_policy r;
 
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_DEFAULT, r.args.mode);
 	EXPECT_EQ(-1, r.args.home_node);
 	EXPECT_EQ(0, memcmp(r.mask, empty, sizeof(empty)));
@@ -113,14 +114,14 @@ TEST_F(query, default_policy_reads_as_default_with_no_weights)
 
 TEST_F(query, bind_home_node_round_trip)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
 	self->args.mode = MPOL_BIND;
 	self->args.mode_flags = MPOL_F_HOME_NODE;
 	self->args.il_weights = 0;
 	self->args.home_node = self->nodes[1];
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_BIND, r.args.mode);
 	EXPECT_EQ(MPOL_F_HOME_NODE, r.args.mode_flags);
 	EXPECT_EQ(self->nodes[1], r.args.home_node);
@@ -133,19 +134,20 @@ TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
 	char *own = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *legacy = own + len, line[1024], want[256];
-	struct bwap_policy r;
+	struct wi_policy r;
 	int i, off = 0;
 
 	ASSERT_NE(MAP_FAILED, own);
-	ASSERT_EQ(0, bwap_mbind2(own, len, &self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_mbind(legacy, len, MPOL_WEIGHTED_INTERLEAVE, self->mask,
-				BWAP_MAXNODE, 0));
-	own[0] = legacy[0] = 1;
+	ASSERT_EQ(0, sys_mbind2(own, len, &self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_mbind(legacy, len, MPOL_WEIGHTED_INTERLEAVE, self->mask,
+			       WI_MAXNODE, 0));
+	own[0] = 1;
+	legacy[0] = 1;
 
-	ASSERT_EQ(0, bwap_read_policy(&r, own));
+	ASSERT_EQ(0, wi_read_policy(&r, own));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
-	ASSERT_EQ(0, bwap_read_policy(&r, own + len - 1));	/* not merged */
+	ASSERT_EQ(0, wi_read_policy(&r, own + len - 1));	/* not merged */
 	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 
 	/* Own weights: " il_weights=0:5,1:3,..." ends the line. */
@@ -178,8 +180,8 @@ TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
 TEST_F(query, shmem_split_range_keeps_own_weights_copy)
 {
 	size_t psz = getpagesize(), len = 3 * psz;
-	unsigned long mid_mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
-	struct bwap_policy r;
+	unsigned long mid_mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	struct wi_policy r;
 	char *buf;
 	int round;
 
@@ -187,22 +189,22 @@ TEST_F(query, shmem_split_range_keeps_own_weights_copy)
 		buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, buf);
-		ASSERT_EQ(0, bwap_mbind2(buf, len, &self->args, sizeof(self->args), 0));
-		bwap_nodemask_set(mid_mask, self->nodes[0]);
-		ASSERT_EQ(0, bwap_mbind(buf + psz, psz, MPOL_BIND, mid_mask,
-					BWAP_MAXNODE, 0));
+		ASSERT_EQ(0, sys_mbind2(buf, len, &self->args, sizeof(self->args), 0));
+		wi_nodemask_set(mid_mask, self->nodes[0]);
+		ASSERT_EQ(0, sys_mbind(buf + psz, psz, MPOL_BIND, mid_mask,
+				       WI_MAXNODE, 0));
 		memset(buf, 1, len);
-		ASSERT_EQ(0, bwap_read_policy(&r, buf));
+		ASSERT_EQ(0, wi_read_policy(&r, buf));
 		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
-		ASSERT_EQ(0, bwap_read_policy(&r, buf + psz));
+		ASSERT_EQ(0, wi_read_policy(&r, buf + psz));
 		EXPECT_EQ(MPOL_BIND, r.args.mode);
-		ASSERT_EQ(0, bwap_read_policy(&r, buf + 2 * psz));
+		ASSERT_EQ(0, wi_read_policy(&r, buf + 2 * psz));
 		EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 		/* Replace the first part: its table is freed, the last part's stays. */
-		ASSERT_EQ(0, bwap_mbind(buf, psz, MPOL_BIND, mid_mask, BWAP_MAXNODE, 0));
-		ASSERT_EQ(0, bwap_read_policy(&r, buf + 2 * psz));
+		ASSERT_EQ(0, sys_mbind(buf, psz, MPOL_BIND, mid_mask, WI_MAXNODE, 0));
+		ASSERT_EQ(0, wi_read_policy(&r, buf + 2 * psz));
 		EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 		munmap(buf, len);
 	}
@@ -215,13 +217,13 @@ TEST_F(query, shmem_split_range_keeps_own_weights_copy)
  */
 TEST_F(query, zeroed_home_node_is_no_home_node)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
 	self->args.mode = MPOL_BIND;
 	self->args.il_weights = 0;
 	self->args.home_node = 0;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_BIND, r.args.mode);
 	EXPECT_EQ(0, r.args.mode_flags);
 	EXPECT_EQ(-1, r.args.home_node);
@@ -230,8 +232,8 @@ TEST_F(query, zeroed_home_node_is_no_home_node)
 	self->args.mode = MPOL_WEIGHTED_INTERLEAVE;
 	self->args.il_weights = (unsigned long)self->w;
 	self->args.home_node = 12345;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(-1, r.args.home_node);
 }
 
@@ -243,37 +245,41 @@ TEST_F(query, zeroed_home_node_is_no_home_node)
  */
 TEST_F(query, global_weights_survive_a_get_then_set)
 {
-	unsigned char want[BWAP_MAXNODE] = { 0 };
-	struct bwap_policy r, again;
+	unsigned char want[WI_MAXNODE] = { 0 };
+	struct wi_policy r, again;
 	int i;
 
 	for (i = 0; i < self->nr_nodes; i++) {
-		ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[i], 3 + i));
+		ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[i], 3 + i));
 		want[self->nodes[i]] = 3 + i;
 	}
 	self->args.il_weights = 0;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_F_GLOBAL_WEIGHTS, r.args.mode_flags);
 	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
 
 	/* Set back exactly what came out (il_weights points at the copy). */
-	ASSERT_EQ(0, bwap_set_mempolicy2(&r.args, sizeof(r.args), 0));
-	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 99));
+	ASSERT_EQ(0, sys_set_mempolicy2(&r.args, sizeof(r.args), 0));
+	ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[0], 99));
 	want[self->nodes[0]] = 99;
-	ASSERT_EQ(0, bwap_read_policy(&again, NULL));
+	ASSERT_EQ(0, wi_read_policy(&again, NULL));
 	EXPECT_EQ(MPOL_F_GLOBAL_WEIGHTS, again.args.mode_flags);
 	EXPECT_EQ(0, memcmp(again.w, want, sizeof(again.w)));
 
 	/* A policy with weights of its own reads back without the flag. */
 	self->args.il_weights = (unsigned long)self->w;
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ASSERT_EQ(0, bwap_read_policy(&again, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&again, NULL));
 	EXPECT_EQ(0, again.args.mode_flags);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&again.args, sizeof(again.args), 0));
-	ASSERT_EQ(0, bwap_sysfs_weight_set(self->nodes[0], 50));
-	ASSERT_EQ(0, bwap_read_policy(&r, NULL));
+	ASSERT_EQ(0, sys_set_mempolicy2(&again.args, sizeof(again.args), 0));
+	ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[0], 50));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include <sys/ipc.h>
 #include <sys/shm.h>
 
@@ -54,12 +54,12 @@ static long bad_pages(char *p, size_t npages, uint64_t tag)
 }
 
 FIXTURE(rebalance) {
-	int nodes[BWAP_MAX_NODES];
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE];
+	int nodes[WI_MAX_NODES];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE];
 	struct mpol_args args;
-	long counts[BWAP_MAX_NODES];
-	struct bwap_rebalance_stat before, after;
+	long counts[WI_MAX_NODES];
+	struct wi_rebalance_stat before, after;
 	int pidfd;
 	char *p;
 	size_t len;
@@ -67,9 +67,9 @@ FIXTURE(rebalance) {
 
 FIXTURE_SETUP(rebalance)
 {
-	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < NODES)
+	if (wi_memory_nodes(self->nodes, WI_MAX_NODES) < NODES)
 		SKIP(return, "Not enough NUMA nodes available");
-	self->pidfd = bwap_pidfd_open(getpid());
+	self->pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, self->pidfd);
 	self->len = (size_t)NPAGES * getpagesize();
 	self->p = NULL;
@@ -81,22 +81,22 @@ FIXTURE_TEARDOWN(rebalance)
 		munmap(self->p, self->len);
 	if (self->pidfd >= 0)
 		close(self->pidfd);
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
 /* Weights @a,@b,@c,@d for the first four memory nodes. */
-static void set_w(FIXTURE_DATA(rebalance) *self, int a, int b, int c, int d)
+static void set_w(struct _test_data_rebalance *self, int a, int b, int c, int d)
 {
 	memset(self->w, 0, sizeof(self->w));
 	self->w[self->nodes[0]] = a;
 	self->w[self->nodes[1]] = b;
 	self->w[self->nodes[2]] = c;
 	self->w[self->nodes[3]] = d;
-	bwap_wi_args(&self->args, self->mask, self->nodes, NODES, self->w);
+	wi_args(&self->args, self->mask, self->nodes, NODES, self->w);
 }
 
 #define EXPECT_COUNTS(a, b, c, d) do {					\
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->p, NPAGES,		\
+	ASSERT_EQ(0, wi_count_pages_per_node(self->p, NPAGES,		\
 					       self->counts));		\
 	EXPECT_EQ(a, self->counts[self->nodes[0]]);			\
 	EXPECT_EQ(b, self->counts[self->nodes[1]]);			\
@@ -105,7 +105,7 @@ static void set_w(FIXTURE_DATA(rebalance) *self, int a, int b, int c, int d)
 } while (0)
 
 /* Map the range with a weighted VMA policy @a..@d and fault it in. */
-static int map_with_vma_policy(FIXTURE_DATA(rebalance) *self, int shared,
+static int map_with_vma_policy(struct _test_data_rebalance *self, int shared,
 			       int a, int b, int c, int d)
 {
 	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
@@ -117,28 +117,40 @@ static int map_with_vma_policy(FIXTURE_DATA(rebalance) *self, int shared,
 	}
 	madvise(self->p, self->len, MADV_NOHUGEPAGE);
 	set_w(self, a, b, c, d);
-	if (bwap_mbind2(self->p, self->len, &self->args, sizeof(self->args), 0))
+	if (sys_mbind2(self->p, self->len, &self->args, sizeof(self->args), 0))
 		return -1;
 	fill_pages(self->p, NPAGES, 1);
 	return 0;
 }
 
 /* Reweight ourselves with @a..@d and MPOL_MF_REBALANCE; return its result. */
-static long reweight_self(FIXTURE_DATA(rebalance) *self, int a, int b, int c,
+static long reweight_self(struct _test_data_rebalance *self, int a, int b, int c,
 			  int d, unsigned int flags)
 {
 	long ret;
 
 	set_w(self, a, b, c, d);
-	bwap_rebalance_stat_read(&self->before);
-	ret = bwap_reweight(self->pidfd, self->w, BWAP_MAXNODE, flags);
-	bwap_rebalance_stat_read(&self->after);
+	wi_rebalance_stat_read(&self->before);
+	ret = sys_process_mpol_reweight(self->pidfd, self->w, WI_MAXNODE, flags);
+	wi_rebalance_stat_read(&self->after);
 	return ret;
 }
 
-#define MOVED(self) ((self)->after.moved - (self)->before.moved)
-#define SCANNED(self) ((self)->after.scanned - (self)->before.scanned)
-#define FAILED(self) ((self)->after.failed - (self)->before.failed)
+/* What the calls between the two reads added to mpol_rebalance_*. */
+static long delta_moved(const struct _test_data_rebalance *self)
+{
+	return self->after.moved - self->before.moved;
+}
+
+static long delta_scanned(const struct _test_data_rebalance *self)
+{
+	return self->after.scanned - self->before.scanned;
+}
+
+static long delta_failed(const struct _test_data_rebalance *self)
+{
+	return self->after.failed - self->before.failed;
+}
 
 /*
  * The acceptance case: 4000 pages under 1,1,1,1 reweighted to 4,2,1,1 end
@@ -151,19 +163,19 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
-	EXPECT_EQ(NPAGES, SCANNED(self));
-	EXPECT_EQ(1000, MOVED(self));
-	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(NPAGES, delta_scanned(self));
+	EXPECT_EQ(1000, delta_moved(self));
+	EXPECT_EQ(0, delta_failed(self));
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_EQ(1000, delta_moved(self));
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	/* Same weights again: nothing to move. */
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, MOVED(self));
+	EXPECT_EQ(0, delta_moved(self));
 }
 
 /*
@@ -192,24 +204,24 @@ TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
 
 		/* A fresh fault under the new weights, for reference. */
 		ASSERT_EQ(0, map_with_vma_policy(self, 0, w[0], w[1], w[2], w[3]));
-		ASSERT_EQ(0, bwap_page_nodes(self->p, NPAGES, fresh_st));
+		ASSERT_EQ(0, wi_page_nodes(self->p, NPAGES, fresh_st));
 		munmap(self->p, self->len);
 
 		ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 		ASSERT_EQ(0, reweight_self(self, w[0], w[1], w[2], w[3],
 					   MPOL_MF_REBALANCE));
-		EXPECT_EQ(min_moved[t], MOVED(self));
-		EXPECT_EQ(0, FAILED(self));
-		ASSERT_EQ(0, bwap_page_nodes(self->p, NPAGES, rebal_st));
+		EXPECT_EQ(min_moved[t], delta_moved(self));
+		EXPECT_EQ(0, delta_failed(self));
+		ASSERT_EQ(0, wi_page_nodes(self->p, NPAGES, rebal_st));
 		munmap(self->p, self->len);
 		self->p = NULL;
 
 		for (k = 0; k < 2; k++) {
-			fresh = bwap_window_balance(fresh_st, NPAGES, self->nodes,
-						    w, NODES, windows[k]);
-			got = bwap_window_balance(rebal_st, NPAGES, self->nodes,
+			fresh = wi_window_balance(fresh_st, NPAGES, self->nodes,
 						  w, NODES, windows[k]);
-			TH_LOG("1,1,1,1 -> %u,%u,%u,%u, %ld-page windows: rebalanced %.1f, fresh fault %.1f pages off",
+			got = wi_window_balance(rebal_st, NPAGES, self->nodes,
+						w, NODES, windows[k]);
+			TH_LOG("to %u,%u,%u,%u, %ld-page windows: %.1f pages off, fresh fault %.1f",
 			       w[0], w[1], w[2], w[3], windows[k], got, fresh);
 			EXPECT_LE(got, fresh + 2);
 		}
@@ -224,7 +236,7 @@ TEST_F(rebalance, drain_node_to_zero)
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 0, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1334, 1333, 1333, 0);
-	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_EQ(1000, delta_moved(self));
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
@@ -233,16 +245,16 @@ TEST_F(rebalance, drain_node_to_zero)
  * its pages and its shared policy both follow.
  */
 static void expect_shared_range_reweighted(struct __test_metadata *_metadata,
-					   FIXTURE_DATA(rebalance) *self)
+					   struct _test_data_rebalance *self)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(800, 2400, 0, 800);
-	EXPECT_EQ(1400, MOVED(self));
+	EXPECT_EQ(1400, delta_moved(self));
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
-	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(3, r.w[self->nodes[1]]);
 	EXPECT_EQ(0, r.w[self->nodes[2]]);
 }
@@ -269,8 +281,8 @@ TEST_F(rebalance, sysv_shm_range)
 	ASSERT_EQ(0, shmctl(id, IPC_RMID, NULL));
 	ASSERT_NE((void *)-1, self->p);
 	set_w(self, 1, 1, 1, 1);
-	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
-				 sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
+				sizeof(self->args), 0));
 	fill_pages(self->p, NPAGES, 1);
 	expect_shared_range_reweighted(_metadata, self);
 }
@@ -289,23 +301,23 @@ TEST_F(rebalance, sysv_shm_range)
 TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 {
 	size_t len = (size_t)MEMFD_PAGES * getpagesize(), half = len / 2;
-	unsigned long bind[BWAP_MAX_NODES / (8 * sizeof(long))] = { };
+	unsigned long bind[WI_MAX_NODES / (8 * sizeof(long))] = { };
 	int ready[2], go[2], fd, pidfd, status;
-	long lo[BWAP_MAX_NODES], hi[BWAP_MAX_NODES];
+	long lo[WI_MAX_NODES], hi[WI_MAX_NODES];
 	char c = 0, *q;
 	pid_t pid;
 
-	fd = memfd_create("bwap-two-ranges", 0);
+	fd = memfd_create("mpol2-two-ranges", 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ftruncate(fd, len));
 	q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, q);
 	set_w(self, 1, 1, 1, 1);
-	ASSERT_EQ(0, bwap_mbind2(q, half, &self->args, sizeof(self->args), 0));
-	bwap_nodemask_set(bind, self->nodes[0]);
-	ASSERT_EQ(0, bwap_mbind(q + half, half, MPOL_BIND, bind, BWAP_MAXNODE, 0));
+	ASSERT_EQ(0, sys_mbind2(q, half, &self->args, sizeof(self->args), 0));
+	wi_nodemask_set(bind, self->nodes[0]);
+	ASSERT_EQ(0, sys_mbind(q + half, half, MPOL_BIND, bind, WI_MAXNODE, 0));
 	fill_pages(q, MEMFD_PAGES, 4);
-	ASSERT_EQ(0, bwap_count_pages_per_node(q, MEMFD_PAGES / 2, lo));
+	ASSERT_EQ(0, wi_count_pages_per_node(q, MEMFD_PAGES / 2, lo));
 	EXPECT_EQ(256, lo[self->nodes[0]]);
 	EXPECT_EQ(256, lo[self->nodes[3]]);
 
@@ -332,22 +344,22 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 		_exit(bad_pages(whole, MEMFD_PAGES, 4) ? 14 : 0);
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 
 	/* Both processes map the pages: moving them takes MOVE_ALL. */
 	set_w(self, 4, 2, 1, 1);
-	bwap_rebalance_stat_read(&self->before);
-	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE,
-				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	bwap_rebalance_stat_read(&self->after);
+	wi_rebalance_stat_read(&self->before);
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE,
+					       MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+	wi_rebalance_stat_read(&self->after);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	close(pidfd);
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(q, MEMFD_PAGES / 2, lo));
-	ASSERT_EQ(0, bwap_count_pages_per_node(q + half, MEMFD_PAGES / 2, hi));
+	ASSERT_EQ(0, wi_count_pages_per_node(q, MEMFD_PAGES / 2, lo));
+	ASSERT_EQ(0, wi_count_pages_per_node(q + half, MEMFD_PAGES / 2, hi));
 	TH_LOG("weighted half %ld/%ld/%ld/%ld, bound half %ld/%ld/%ld/%ld",
 	       lo[self->nodes[0]], lo[self->nodes[1]], lo[self->nodes[2]],
 	       lo[self->nodes[3]], hi[self->nodes[0]], hi[self->nodes[1]],
@@ -358,9 +370,9 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 	EXPECT_EQ(128, lo[self->nodes[3]]);
 	EXPECT_EQ(MEMFD_PAGES / 2, hi[self->nodes[0]]);
 	/* Only the weighted half is counted; 128 + 128 pages move. */
-	EXPECT_EQ(MEMFD_PAGES / 2, SCANNED(self));
-	EXPECT_EQ(256, MOVED(self));
-	EXPECT_EQ(0, FAILED(self));
+	EXPECT_EQ(MEMFD_PAGES / 2, delta_scanned(self));
+	EXPECT_EQ(256, delta_moved(self));
+	EXPECT_EQ(0, delta_failed(self));
 	EXPECT_EQ(0, bad_pages(q, MEMFD_PAGES, 4));
 	munmap(q, len);
 	close(fd);
@@ -369,14 +381,14 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 /* Without MPOL_MF_REBALANCE nothing moves, but new faults follow. */
 TEST_F(rebalance, reweight_alone_moves_nothing)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, 0));
-	EXPECT_EQ(0, MOVED(self));
-	EXPECT_EQ(0, SCANNED(self));
+	EXPECT_EQ(0, delta_moved(self));
+	EXPECT_EQ(0, delta_scanned(self));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
 	EXPECT_EQ(4, r.w[self->nodes[0]]);
 	EXPECT_EQ(2, r.w[self->nodes[1]]);
@@ -396,20 +408,20 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	set_w(self, 4, 2, 1, 1);
 	/* An empty range rebalances nothing. */
-	bwap_rebalance_stat_read(&self->before);
-	ASSERT_EQ(0, bwap_mbind2(self->p, 0, &self->args, sizeof(self->args),
-				 MPOL_MF_REBALANCE));
-	bwap_rebalance_stat_read(&self->after);
-	EXPECT_EQ(0, SCANNED(self));
-	bwap_rebalance_stat_read(&self->before);
-	ret = bwap_mbind2(self->p, half, &self->args, sizeof(self->args),
-			  MPOL_MF_REBALANCE);
-	bwap_rebalance_stat_read(&self->after);
+	wi_rebalance_stat_read(&self->before);
+	ASSERT_EQ(0, sys_mbind2(self->p, 0, &self->args, sizeof(self->args),
+				MPOL_MF_REBALANCE));
+	wi_rebalance_stat_read(&self->after);
+	EXPECT_EQ(0, delta_scanned(self));
+	wi_rebalance_stat_read(&self->before);
+	ret = sys_mbind2(self->p, half, &self->args, sizeof(self->args),
+			 MPOL_MF_REBALANCE);
+	wi_rebalance_stat_read(&self->after);
 	ASSERT_EQ(0, ret);
 	/* First half 1000/500/250/250, second half still 500 each. */
 	EXPECT_COUNTS(1500, 1000, 750, 750);
-	EXPECT_EQ(500, MOVED(self));
-	EXPECT_EQ(NPAGES / 2, SCANNED(self));
+	EXPECT_EQ(500, delta_moved(self));
+	EXPECT_EQ(NPAGES / 2, delta_scanned(self));
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
@@ -420,8 +432,8 @@ TEST_F(rebalance, mbind2_rebalance_to_plain_interleave)
 	EXPECT_COUNTS(2500, 500, 500, 500);
 	self->args.mode = MPOL_INTERLEAVE;
 	self->args.il_weights = 0;
-	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
-				 sizeof(self->args), MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
+				sizeof(self->args), MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 }
 
@@ -437,21 +449,21 @@ TEST_F(rebalance, task_policy_anon_range)
 {
 	long left;
 
-	self->p = bwap_map_prefaulted(NPAGES);
+	self->p = wi_map_prefaulted(NPAGES);
 	ASSERT_NE(NULL, self->p);
 	set_w(self, 1, 1, 1, 1);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	fill_pages(self->p, NPAGES, 3);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 
 	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	ASSERT_LE(0, left);
-	EXPECT_EQ(left, FAILED(self));
+	EXPECT_EQ(left, delta_failed(self));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
-	EXPECT_LE(1000, MOVED(self));
+	EXPECT_LE(1000, delta_moved(self));
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 3));
 }
 
@@ -473,15 +485,15 @@ struct bound_worker {
 
 static void *bound_worker(void *p)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
 	struct bound_worker *a = p;
 
-	bwap_nodemask_set(mask, a->node);
-	a->ret = bwap_set_mempolicy(MPOL_BIND, mask, BWAP_MAX_NODES + 1);
+	wi_nodemask_set(mask, a->node);
+	a->ret = sys_set_mempolicy(MPOL_BIND, mask, WI_MAX_NODES + 1);
 	if (!a->ret) {
-		a->buf = bwap_map_prefaulted(NPAGES / 4);
+		a->buf = wi_map_prefaulted(NPAGES / 4);
 		if (a->buf)
-			bwap_touch_pages(a->buf, NPAGES / 4);
+			wi_touch_pages(a->buf, NPAGES / 4);
 		else
 			a->ret = -1;
 	}
@@ -494,28 +506,28 @@ TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
 {
 	pthread_barrier_t faulted, checked;
 	struct bound_worker a = { &faulted, &checked, self->nodes[3], NULL, 0 };
-	long worker[BWAP_MAX_NODES], left;
+	long worker[WI_MAX_NODES], left;
 	pthread_t t;
 
 	ASSERT_EQ(0, pthread_barrier_init(&faulted, NULL, 2));
 	ASSERT_EQ(0, pthread_barrier_init(&checked, NULL, 2));
-	self->p = bwap_map_prefaulted(NPAGES);
+	self->p = wi_map_prefaulted(NPAGES);
 	ASSERT_NE(NULL, self->p);
 	set_w(self, 1, 1, 1, 1);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	fill_pages(self->p, NPAGES, 5);
 	ASSERT_EQ(0, pthread_create(&t, NULL, bound_worker, &a));
 	pthread_barrier_wait(&faulted);
 	ASSERT_EQ(0, a.ret);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	ASSERT_EQ(0, bwap_count_pages_per_node(a.buf, NPAGES / 4, worker));
+	ASSERT_EQ(0, wi_count_pages_per_node(a.buf, NPAGES / 4, worker));
 	ASSERT_EQ(NPAGES / 4, worker[self->nodes[3]]);
 
 	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
 	EXPECT_EQ(0, left);
-	EXPECT_EQ(0, MOVED(self));
-	EXPECT_EQ(0, FAILED(self));
-	ASSERT_EQ(0, bwap_count_pages_per_node(a.buf, NPAGES / 4, worker));
+	EXPECT_EQ(0, delta_moved(self));
+	EXPECT_EQ(0, delta_failed(self));
+	ASSERT_EQ(0, wi_count_pages_per_node(a.buf, NPAGES / 4, worker));
 	EXPECT_EQ(NPAGES / 4, worker[self->nodes[3]]);
 	TH_LOG("worker's pages: node%d=%ld node%d=%ld node%d=%ld node%d=%ld",
 	       self->nodes[0], worker[self->nodes[0]], self->nodes[1],
@@ -527,7 +539,7 @@ TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
 	pthread_barrier_wait(&checked);
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	munmap(a.buf, NPAGES / 4 * getpagesize());
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 }
 
 /*
@@ -538,7 +550,7 @@ TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
  */
 TEST_F(rebalance, task_policy_leaves_shmem_without_policy)
 {
-	int fd = memfd_create("bwap-no-policy", 0);
+	int fd = memfd_create("mpol2-no-policy", 0);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ftruncate(fd, self->len));
@@ -547,12 +559,12 @@ TEST_F(rebalance, task_policy_leaves_shmem_without_policy)
 	close(fd);
 	ASSERT_NE(MAP_FAILED, self->p);
 	set_w(self, 1, 1, 1, 1);
-	ASSERT_EQ(0, bwap_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	fill_pages(self->p, NPAGES, 4);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
 	reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 4));
 }
@@ -560,17 +572,17 @@ TEST_F(rebalance, task_policy_leaves_shmem_without_policy)
 /* Policies of other modes, and their pages, are left alone. */
 TEST_F(rebalance, other_modes_untouched)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	self->args.mode = MPOL_INTERLEAVE;
 	self->args.il_weights = 0;
-	ASSERT_EQ(0, bwap_mbind2(self->p, self->len, &self->args,
-				 sizeof(self->args), 0));
+	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
+				sizeof(self->args), 0));
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, SCANNED(self));
+	EXPECT_EQ(0, delta_scanned(self));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(MPOL_INTERLEAVE, r.args.mode);
 }
 
@@ -602,13 +614,13 @@ TEST_F(rebalance, shared_pages_need_move_all)
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
 	EXPECT_EQ(1000, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, MOVED(self));
-	EXPECT_EQ(1000, FAILED(self));
+	EXPECT_EQ(0, delta_moved(self));
+	EXPECT_EQ(1000, delta_failed(self));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
 	EXPECT_EQ(0, reweight_self(self, 4, 2, 1, 1,
 				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	EXPECT_EQ(1000, MOVED(self));
+	EXPECT_EQ(1000, delta_moved(self));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
 
 	ASSERT_EQ(1, write(go[1], &c, 1));
@@ -633,7 +645,7 @@ TEST_F(rebalance, remote_process)
 			_exit(10);
 		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(11);
-		if (bwap_count_pages_per_node(self->p, NPAGES, self->counts))
+		if (wi_count_pages_per_node(self->p, NPAGES, self->counts))
 			_exit(12);
 		if (self->counts[self->nodes[0]] != 500 ||
 		    self->counts[self->nodes[1]] != 500 ||
@@ -643,14 +655,14 @@ TEST_F(rebalance, remote_process)
 		_exit(bad_pages(self->p, NPAGES, 1) ? 14 : 0);
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	set_w(self, 1, 1, 3, 3);
-	bwap_rebalance_stat_read(&self->before);
-	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE,
-				   MPOL_MF_REBALANCE));
-	bwap_rebalance_stat_read(&self->after);
-	EXPECT_EQ(1000, MOVED(self));
+	wi_rebalance_stat_read(&self->before);
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE,
+					       MPOL_MF_REBALANCE));
+	wi_rebalance_stat_read(&self->after);
+	EXPECT_EQ(1000, delta_moved(self));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -660,7 +672,7 @@ TEST_F(rebalance, remote_process)
 /* A refused call changes nothing: node 2,3 policy would lose all weight. */
 TEST_F(rebalance, refused_call_changes_nothing)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 	char *q;
 	int two[2];
 
@@ -670,17 +682,17 @@ TEST_F(rebalance, refused_call_changes_nothing)
 	ASSERT_NE(MAP_FAILED, q);
 	two[0] = self->nodes[2];
 	two[1] = self->nodes[3];
-	bwap_wi_args(&self->args, self->mask, two, 2, self->w);
-	ASSERT_EQ(0, bwap_mbind2(q, 16 * getpagesize(), &self->args,
-				 sizeof(self->args), 0));
+	wi_args(&self->args, self->mask, two, 2, self->w);
+	ASSERT_EQ(0, sys_mbind2(q, 16 * getpagesize(), &self->args,
+				sizeof(self->args), 0));
 
 	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_MF_REBALANCE));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(0, MOVED(self));
-	ASSERT_EQ(0, bwap_read_policy(&r, self->p));
+	EXPECT_EQ(0, delta_moved(self));
+	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(1, r.w[self->nodes[2]]);
 	EXPECT_EQ(1, r.w[self->nodes[3]]);
-	ASSERT_EQ(0, bwap_read_policy(&r, q));
+	ASSERT_EQ(0, wi_read_policy(&r, q));
 	EXPECT_EQ(1, r.w[self->nodes[2]]);
 	munmap(q, 16 * getpagesize());
 }
@@ -690,26 +702,26 @@ struct thread_arg {
 	pthread_barrier_t *set, *check;
 	const int *nodes;
 	int nr_nodes;
-	unsigned char w[BWAP_MAXNODE];
-	struct bwap_policy r;
+	unsigned char w[WI_MAXNODE];
+	struct wi_policy r;
 	long ret;
 };
 
 static void *thread_policy(void *p)
 {
 	struct thread_arg *a = p;
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args args;
 
 	memset(a->w, 0, sizeof(a->w));
 	for (int i = 0; i < a->nr_nodes; i++)
 		a->w[a->nodes[i]] = 1;
-	bwap_wi_args(&args, mask, a->nodes, a->nr_nodes, a->w);
-	a->ret = bwap_set_mempolicy2(&args, sizeof(args), 0);
+	wi_args(&args, mask, a->nodes, a->nr_nodes, a->w);
+	a->ret = sys_set_mempolicy2(&args, sizeof(args), 0);
 	pthread_barrier_wait(a->set);
 	pthread_barrier_wait(a->check);
 	if (!a->ret)
-		a->ret = bwap_read_policy(&a->r, NULL);
+		a->ret = wi_read_policy(&a->r, NULL);
 	return NULL;
 }
 
@@ -749,10 +761,10 @@ static int leader_go[2];
 
 static void *survivor(void *arg)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 	char c;
 
-	if (read(leader_go[0], &c, 1) != 1 || bwap_read_policy(&r, NULL))
+	if (read(leader_go[0], &c, 1) != 1 || wi_read_policy(&r, NULL))
 		syscall(SYS_exit_group, 20);
 	syscall(SYS_exit_group, r.w[*(int *)arg] == 4 ? 0 : 21);
 	return NULL;
@@ -792,14 +804,14 @@ TEST_F(rebalance, leader_exited_thread_runs)
 		pthread_t t;
 
 		set_w(self, 1, 1, 1, 1);
-		if (bwap_set_mempolicy2(&self->args, sizeof(self->args), 0) ||
+		if (sys_set_mempolicy2(&self->args, sizeof(self->args), 0) ||
 		    pthread_create(&t, NULL, survivor, &self->nodes[0]) ||
 		    write(ready[1], &c, 1) != 1)
 			_exit(10);
 		syscall(SYS_exit, 0);	/* this thread only */
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	/* Wait for the leader to exit by watching its state, not by time. */
 	for (spins = 0; proc_state(pid) != 'Z' && spins < 100000000; spins++)
@@ -807,11 +819,15 @@ TEST_F(rebalance, leader_exited_thread_runs)
 	ASSERT_EQ('Z', proc_state(pid));
 	set_w(self, 4, 2, 1, 1);
 	/* No rebalance: the child's pages are still shared with us. */
-	EXPECT_EQ(0, bwap_reweight(pidfd, self->w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE, 0));
 	ASSERT_EQ(1, write(leader_go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	close(pidfd);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

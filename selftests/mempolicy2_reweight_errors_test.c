@@ -24,19 +24,19 @@
 #include <sys/wait.h>
 #include <linux/capability.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "cpuset_util.h"
 #include "numa_util.h"
 
 #define OTHER_UID 1000
 
-/* Weights 1 for every memory node, BWAP_MAXNODE bytes. */
+/* Weights 1 for every memory node, WI_MAXNODE bytes. */
 static void all_ones(unsigned char *w)
 {
-	int nodes[BWAP_MAX_NODES], n, i;
+	int nodes[WI_MAX_NODES], n, i;
 
-	memset(w, 0, BWAP_MAXNODE);
-	n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	memset(w, 0, WI_MAXNODE);
+	n = wi_memory_nodes(nodes, WI_MAX_NODES);
 	for (i = 0; i < n; i++)
 		w[nodes[i]] = 1;
 }
@@ -44,13 +44,13 @@ static void all_ones(unsigned char *w)
 /* The errno of a reweight of @pidfd with weights @w, or 0. */
 static int reweight_errno_w(int pidfd, const unsigned char *w, unsigned int flags)
 {
-	return bwap_reweight(pidfd, w, BWAP_MAXNODE, flags) < 0 ? errno : 0;
+	return sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, flags) < 0 ? errno : 0;
 }
 
 /* The same with all-ones weights. */
 static int reweight_errno(int pidfd, unsigned int flags)
 {
-	unsigned char w[BWAP_MAXNODE];
+	unsigned char w[WI_MAXNODE];
 
 	all_ones(w);
 	return reweight_errno_w(pidfd, w, flags);
@@ -154,18 +154,18 @@ static void stop_target(pid_t pid, int go_w)
  */
 static int reweight_as(int pidfd, enum caller who, unsigned int flags)
 {
-	unsigned char w[BWAP_MAXNODE];
+	unsigned char w[WI_MAXNODE];
 	int status;
 	pid_t pid;
 
-	/* Read the node list as root: uid 1000 cannot see the guest's /. */
+	/* Read the node list as root: uid 1000 may not be able to read /sys. */
 	all_ones(w);
 	pid = fork();
 	if (pid == 0) {
 		if (become_caller(who))
 			_exit(100);
 		if (pidfd < 0)
-			pidfd = bwap_pidfd_open(getpid());
+			pidfd = sys_pidfd_open(getpid());
 		_exit(reweight_errno_w(pidfd, w, flags));
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
@@ -175,7 +175,7 @@ static int reweight_as(int pidfd, enum caller who, unsigned int flags)
 
 TEST(bad_flags_einval)
 {
-	int pidfd = bwap_pidfd_open(getpid());
+	int pidfd = sys_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(EINVAL, reweight_errno(pidfd, 1U << 9));
@@ -191,24 +191,24 @@ TEST(bad_flags_einval)
 TEST(bad_weights)
 {
 	size_t psz = getpagesize();
-	unsigned char w[BWAP_MAXNODE], *big, *edge;
-	int pidfd = bwap_pidfd_open(getpid());
+	unsigned char w[WI_MAXNODE], *big, *edge;
+	int pidfd = sys_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
 	all_ones(w);
-	EXPECT_EQ(-1, bwap_reweight(pidfd, w, 0, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, 0, 0));
 	EXPECT_EQ(EINVAL, errno);
 	/* Bytes for node ids this kernel cannot have are ignored... */
-	w[BWAP_MAX_NODES - 1] = 1;
-	EXPECT_EQ(0, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	w[WI_MAX_NODES - 1] = 1;
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	memset(w, 0, sizeof(w));
-	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	EXPECT_EQ(EINVAL, errno);
 	/* ...so they cannot stand in for the weights of real nodes. */
-	w[BWAP_MAX_NODES - 1] = 1;
-	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	w[WI_MAX_NODES - 1] = 1;
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, bwap_reweight(pidfd, NULL, BWAP_MAXNODE, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, NULL, WI_MAXNODE, 0));
 	EXPECT_EQ(EFAULT, errno);
 
 	/*
@@ -218,8 +218,8 @@ TEST(bad_weights)
 	big = calloc(1, psz * 8 + 2);
 	ASSERT_NE(NULL, big);
 	all_ones(big);
-	EXPECT_EQ(0, bwap_reweight(pidfd, big, psz * 8 + 1, 0));
-	EXPECT_EQ(-1, bwap_reweight(pidfd, big, psz * 8 + 2, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, big, psz * 8 + 1, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, big, psz * 8 + 2, 0));
 	EXPECT_EQ(EINVAL, errno);
 	free(big);
 
@@ -232,9 +232,9 @@ TEST(bad_weights)
 	ASSERT_NE(MAP_FAILED, edge);
 	ASSERT_EQ(0, munmap(edge + psz, psz));
 	all_ones(edge);
-	EXPECT_EQ(0, bwap_reweight(pidfd, edge, psz, 0));
-	EXPECT_EQ(0, bwap_reweight(pidfd, edge, psz + 1, 0));
-	EXPECT_EQ(-1, bwap_reweight(pidfd, edge + psz, BWAP_MAXNODE, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, edge, psz, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, edge, psz + 1, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, edge + psz, WI_MAXNODE, 0));
 	EXPECT_EQ(EFAULT, errno);
 	munmap(edge, psz);
 	close(pidfd);
@@ -260,7 +260,7 @@ TEST(exited_target_esrch)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		_exit(0);
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	/* A zombie: exited, not yet reaped. */
 	ASSERT_EQ(0, waitid(P_PID, pid, &si, WEXITED | WNOWAIT));
@@ -273,7 +273,7 @@ TEST(exited_target_esrch)
 
 TEST(kernel_thread_einval)
 {
-	int pidfd = bwap_pidfd_open(2);	/* kthreadd */
+	int pidfd = sys_pidfd_open(2);	/* kthreadd */
 
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(EINVAL, reweight_errno(pidfd, 0));
@@ -282,35 +282,37 @@ TEST(kernel_thread_einval)
 
 TEST(node_outside_target_cpuset_einval)
 {
-	const char *cg = BWAP_CGROUP_ROOT "/bwap-reweight";
-	unsigned char w[BWAP_MAXNODE] = { };
-	int nodes[BWAP_MAX_NODES], ready[2], go[2], pidfd, status;
+	const char *cg = WI_CGROUP_ROOT "/mpol2-reweight";
+	unsigned char w[WI_MAXNODE] = { };
+	int nodes[WI_MAX_NODES], ready[2], go[2], pidfd, status;
 	char mems[32], c = 0;
 	pid_t pid;
 
-	if (bwap_memory_nodes(nodes, BWAP_MAX_NODES) < 3)
+	if (wi_memory_nodes(nodes, WI_MAX_NODES) < 3)
 		SKIP(return, "Not enough NUMA nodes available");
+	if (!wi_cpuset_supported())
+		SKIP(return, "No cgroup2 cpuset controller at %s", WI_CGROUP_ROOT);
 	snprintf(mems, sizeof(mems), "%d-%d", nodes[0], nodes[1]);
-	ASSERT_EQ(0, bwap_cpuset_create(cg, mems));
+	ASSERT_EQ(0, wi_cpuset_create(cg, mems));
 	ASSERT_EQ(0, pipe(ready));
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		if (bwap_cpuset_join(cg) || write(ready[1], &c, 1) != 1)
+		if (wi_cpuset_join(cg) || write(ready[1], &c, 1) != 1)
 			_exit(1);
 		read(go[0], &c, 1);
-		_exit(bwap_cpuset_join(BWAP_CGROUP_ROOT) ? 2 : 0);
+		_exit(wi_cpuset_join(WI_CGROUP_ROOT) ? 2 : 0);
 	}
 	ASSERT_EQ(1, read(ready[0], &c, 1));
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	w[nodes[0]] = 1;
 	w[nodes[2]] = 1;
-	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	EXPECT_EQ(EINVAL, errno);
 	w[nodes[2]] = 0;
-	EXPECT_EQ(0, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -328,7 +330,7 @@ TEST(self_needs_no_capability)
 /* No ptrace-attach access to a root target, CAP_SYS_NICE or not. */
 TEST(no_ptrace_access_eperm)
 {
-	int pidfd = bwap_pidfd_open(getpid());
+	int pidfd = sys_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(EPERM, reweight_as(pidfd, USER, 0));
@@ -344,7 +346,7 @@ TEST(non_dumpable_target_eperm)
 
 	pid = start_target(OTHER_UID, 0, &go);
 	ASSERT_LT(0, pid);
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(EPERM, reweight_as(pidfd, USER_NICE, 0));
 	stop_target(pid, go);
@@ -353,7 +355,7 @@ TEST(non_dumpable_target_eperm)
 	/* The same with a dumpable target is allowed. */
 	pid = start_target(OTHER_UID, 1, &go);
 	ASSERT_LT(0, pid);
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(0, reweight_as(pidfd, USER_NICE, 0));
 	stop_target(pid, go);
@@ -371,7 +373,7 @@ TEST(other_process_needs_cap_sys_nice)
 
 	pid = start_target(OTHER_UID, 1, &go);
 	ASSERT_LT(0, pid);
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(EPERM, reweight_as(pidfd, USER, 0));
 	EXPECT_EQ(0, reweight_as(pidfd, USER_NICE, 0));
@@ -386,8 +388,8 @@ TEST(other_process_needs_cap_sys_nice)
  * 0 and it is not dumpable, so the user who started it cannot reweight
  * it, even with CAP_SYS_NICE; root can.
  */
-#define SUID_COPY "/tmp/bwap-suid-target"
-#define SUID_ENV "BWAP_SUID_TARGET"
+#define SUID_COPY "/tmp/mpol2-suid-target"
+#define SUID_ENV "MPOL2_SUID_TARGET"
 
 /*
  * The set-user-ID copy of this program lands here before the harness:
@@ -424,7 +426,7 @@ TEST(setuid_target_eperm)
 	close(in);
 	ASSERT_EQ(0, fchmod(out, 04755));
 	close(out);
-	/* uid 1000 cannot look up paths in the guest's /: exec by fd. */
+	/* uid 1000 may not be able to look up the path: exec by fd. */
 	exe = open(SUID_COPY, O_RDONLY);
 	ASSERT_LE(0, exe);
 
@@ -433,8 +435,8 @@ TEST(setuid_target_eperm)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		char *argv[] = { SUID_COPY, NULL };
-		char *envp[] = { SUID_ENV "=1", NULL };
+		char *const argv[] = { SUID_COPY, NULL };
+		char *const envp[] = { SUID_ENV "=1", NULL };
 
 		/* Out of the way first: the pipes may sit on fds 3 and 4. */
 		int r = fcntl(ready[1], F_DUPFD, 10), g = fcntl(go[0], F_DUPFD, 10);
@@ -462,7 +464,7 @@ TEST(setuid_target_eperm)
 		unlink(SUID_COPY);
 		SKIP(return, "set-user-ID did not take effect on " SUID_COPY);
 	}
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	EXPECT_EQ(EPERM, reweight_as(pidfd, USER_NICE, 0));
 	EXPECT_EQ(EPERM, reweight_as(pidfd, USER, 0));
@@ -476,7 +478,7 @@ TEST(setuid_target_eperm)
 /* MPOL_MF_MOVE_ALL needs CAP_SYS_NICE even on oneself. */
 TEST(move_all_needs_cap_sys_nice)
 {
-	int pidfd = bwap_pidfd_open(getpid());
+	int pidfd = sys_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
 	/* The caller's own pidfd (-1): no other rule gets in the way. */
@@ -496,32 +498,36 @@ TEST(move_all_needs_cap_sys_nice)
  */
 TEST(relative_nodes_policy_einval)
 {
-	int nodes[BWAP_MAX_NODES], n, i, pidfd;
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { };
-	unsigned char w[BWAP_MAXNODE] = { };
-	struct bwap_policy before, after;
+	int nodes[WI_MAX_NODES], n, i, pidfd;
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { };
+	unsigned char w[WI_MAXNODE] = { };
+	struct wi_policy before, after;
 
-	n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	n = wi_memory_nodes(nodes, WI_MAX_NODES);
 	if (n < 2)
 		SKIP(return, "Not enough NUMA nodes available");
 	for (i = 0; i < n; i++)
-		bwap_nodemask_set(mask, i);
-	ASSERT_EQ(0, bwap_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE |
+		wi_nodemask_set(mask, i);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE |
 					MPOL_F_RELATIVE_NODES, mask,
-					BWAP_MAXNODE));
-	ASSERT_EQ(0, bwap_read_policy(&before, NULL));
-	pidfd = bwap_pidfd_open(getpid());
+					WI_MAXNODE));
+	ASSERT_EQ(0, wi_read_policy(&before, NULL));
+	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
 	w[nodes[0]] = 5;
 	w[nodes[1]] = 1;
-	EXPECT_EQ(-1, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0));
+	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
 	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, bwap_read_policy(&after, NULL));
+	ASSERT_EQ(0, wi_read_policy(&after, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, after.args.mode);
 	EXPECT_EQ(MPOL_F_RELATIVE_NODES | MPOL_F_GLOBAL_WEIGHTS, after.args.mode_flags);
 	EXPECT_EQ(0, memcmp(before.w, after.w, sizeof(before.w)));
 	close(pidfd);
-	bwap_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -10,7 +10,7 @@
  * moved (/proc/vmstat), the return value, and that every huge page is
  * still whole (AnonHugePages of the range).
  */
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define HPAGE_PAGES 512		/* 2 MiB THP in 4 KiB pages */
@@ -27,7 +27,7 @@ struct thp_case {
 };
 
 FIXTURE(thp) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	char saved_enabled[64];		/* THP_ENABLED's mode, to restore */
 	char *buf;
 	size_t len, npages;
@@ -67,34 +67,38 @@ static const struct thp_case mixed_5311 = {
 FIXTURE_VARIANT_ADD(thp, madvise_all_thp_5311) {
 	.enabled = "madvise", .c = &all_thp_5311,
 };
+
 FIXTURE_VARIANT_ADD(thp, always_all_thp_5311) {
 	.enabled = "always", .c = &all_thp_5311,
 };
+
 FIXTURE_VARIANT_ADD(thp, madvise_all_thp_4211) {
 	.enabled = "madvise", .c = &all_thp_4211,
 };
+
 FIXTURE_VARIANT_ADD(thp, madvise_mixed_5311) {
 	.enabled = "madvise", .c = &mixed_5311,
 };
+
 FIXTURE_VARIANT_ADD(thp, always_mixed_5311) {
 	.enabled = "always", .c = &mixed_5311,
 };
 
 FIXTURE_SETUP(thp)
 {
-	int n = bwap_memory_nodes(self->nodes, BWAP_MAX_NODES);
+	int n = wi_memory_nodes(self->nodes, WI_MAX_NODES);
 
 	self->buf = NULL;
 	self->saved_enabled[0] = '\0';
 	if (n < 4)
 		SKIP(return, "Not enough NUMA nodes available (needs 4)");
-	if (bwap_read_selected(THP_ENABLED, self->saved_enabled, sizeof(self->saved_enabled)))
+	if (wi_read_selected(THP_ENABLED, self->saved_enabled, sizeof(self->saved_enabled)))
 		SKIP(return, "No transparent huge pages (%s)", THP_ENABLED);
-	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, variant->enabled));
+	ASSERT_EQ(0, wi_write_file(THP_ENABLED, variant->enabled));
 
 	self->npages = (size_t)variant->c->huge * HPAGE_PAGES + variant->c->base;
 	self->len = self->npages * getpagesize();
-	self->buf = bwap_map_hpage_aligned(self->len);
+	self->buf = wi_map_hpage_aligned(self->len);
 	ASSERT_NE(NULL, self->buf);
 	if (!strcmp(variant->enabled, "madvise"))
 		ASSERT_EQ(0, madvise(self->buf, self->len, MADV_HUGEPAGE));
@@ -105,24 +109,24 @@ FIXTURE_TEARDOWN(thp)
 	if (self->buf)
 		munmap(self->buf, self->len);
 	if (self->saved_enabled[0])
-		bwap_write_file(THP_ENABLED, self->saved_enabled);
+		wi_write_file(THP_ENABLED, self->saved_enabled);
 }
 
 /* mbind2 the range to @w on the fixture's first four nodes. */
-static long bind_range(FIXTURE_DATA(thp) *self, const unsigned char *w,
+static long bind_range(struct _test_data_thp *self, const unsigned char *w,
 		       unsigned int flags)
 {
-	return bwap_mbind2_nodes(self->buf, self->len, self->nodes, 4, w, flags);
+	return wi_mbind2_nodes(self->buf, self->len, self->nodes, 4, w, flags);
 }
 
 static void expect_counts(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(thp) *self, const long *want,
+			  struct _test_data_thp *self, const long *want,
 			  const char *when)
 {
-	long counts[BWAP_MAX_NODES];
+	long counts[WI_MAX_NODES];
 	int i;
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, self->npages, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, self->npages, counts));
 	TH_LOG("%s: %ld/%ld/%ld/%ld pages, expected %ld/%ld/%ld/%ld", when,
 	       counts[self->nodes[0]], counts[self->nodes[1]],
 	       counts[self->nodes[2]], counts[self->nodes[3]],
@@ -138,19 +142,19 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 	long moved, left;
 
 	ASSERT_EQ(0, bind_range(self, c->from, 0));
-	bwap_touch_pages(self->buf, self->npages);
-	ASSERT_EQ(huge_kb, bwap_anon_huge_kb(self->buf)) TH_LOG("huge pages faulted");
+	wi_touch_pages(self->buf, self->npages);
+	ASSERT_EQ(huge_kb, wi_anon_huge_kb(self->buf)) TH_LOG("huge pages faulted");
 	expect_counts(_metadata, self, c->faulted, "faulted");
 
-	moved = bwap_vmstat("mpol_rebalance_moved");
+	moved = wi_vmstat("mpol_rebalance_moved");
 	left = bind_range(self, c->to, MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
+	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	TH_LOG("moved %ld pages (expected %ld), %ld not moved", moved, c->moved,
 	       left);
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(c->moved, moved);
 	expect_counts(_metadata, self, c->after, "rebalanced");
-	EXPECT_EQ(huge_kb, bwap_anon_huge_kb(self->buf)) TH_LOG("huge pages still whole");
+	EXPECT_EQ(huge_kb, wi_anon_huge_kb(self->buf)) TH_LOG("huge pages still whole");
 }
 
 /*
@@ -165,7 +169,7 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 #define MTHP_2M MTHP_DIR "hugepages-2048kB/enabled"
 
 FIXTURE(mthp) {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 	char saved[3][64];		/* THP_ENABLED, MTHP_2M, MTHP_64K */
 	char *buf;
 	size_t len, npages;
@@ -180,15 +184,15 @@ FIXTURE_SETUP(mthp)
 	self->buf = NULL;
 	for (i = 0; i < 3; i++)
 		self->saved[i][0] = '\0';
-	if (bwap_memory_nodes(self->nodes, BWAP_MAX_NODES) < 2)
+	if (wi_memory_nodes(self->nodes, WI_MAX_NODES) < 2)
 		SKIP(return, "Not enough NUMA nodes available (needs 2)");
 	for (i = 0; i < 3; i++)
-		if (bwap_read_selected(mthp_files[i], self->saved[i],
-				       sizeof(self->saved[i])))
+		if (wi_read_selected(mthp_files[i], self->saved[i],
+				     sizeof(self->saved[i])))
 			SKIP(return, "No %s", mthp_files[i]);
 	self->npages = HPAGE_PAGES + 96 * 16;
 	self->len = self->npages * getpagesize();
-	self->buf = bwap_map_hpage_aligned(self->len);
+	self->buf = wi_map_hpage_aligned(self->len);
 	ASSERT_NE(NULL, self->buf);
 }
 
@@ -200,29 +204,29 @@ FIXTURE_TEARDOWN(mthp)
 		munmap(self->buf, self->len);
 	for (i = 0; i < 3; i++)
 		if (self->saved[i][0])
-			bwap_write_file(mthp_files[i], self->saved[i]);
+			wi_write_file(mthp_files[i], self->saved[i]);
 }
 
 TEST_F_TIMEOUT(mthp, mixed_sizes_reach_their_shares, 120)
 {
 	unsigned char w[2] = { 1, 1 };
-	long counts[BWAP_MAX_NODES], moved, left, a, b;
+	long counts[WI_MAX_NODES], moved, left, a, b;
 	int big, small;
 
-	ASSERT_EQ(0, bwap_mbind2_nodes(self->buf, self->len, self->nodes, 2,
-				       w, 0));
+	ASSERT_EQ(0, wi_mbind2_nodes(self->buf, self->len, self->nodes, 2,
+				     w, 0));
 	/* The first 2 MiB as one THP, the rest as 64 KiB folios. */
-	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, "always"));
-	ASSERT_EQ(0, bwap_write_file(MTHP_2M, "inherit"));
-	ASSERT_EQ(0, bwap_write_file(MTHP_64K, "never"));
-	bwap_touch_pages(self->buf, HPAGE_PAGES);
-	ASSERT_EQ(0, bwap_write_file(MTHP_2M, "never"));
-	ASSERT_EQ(0, bwap_write_file(MTHP_64K, "always"));
-	bwap_touch_pages(self->buf + HPAGE_PAGES * getpagesize(),
-			 self->npages - HPAGE_PAGES);
-	ASSERT_EQ(2048, bwap_anon_huge_kb(self->buf)) TH_LOG("one 2 MiB THP");
+	ASSERT_EQ(0, wi_write_file(THP_ENABLED, "always"));
+	ASSERT_EQ(0, wi_write_file(MTHP_2M, "inherit"));
+	ASSERT_EQ(0, wi_write_file(MTHP_64K, "never"));
+	wi_touch_pages(self->buf, HPAGE_PAGES);
+	ASSERT_EQ(0, wi_write_file(MTHP_2M, "never"));
+	ASSERT_EQ(0, wi_write_file(MTHP_64K, "always"));
+	wi_touch_pages(self->buf + HPAGE_PAGES * getpagesize(),
+		       self->npages - HPAGE_PAGES);
+	ASSERT_EQ(2048, wi_anon_huge_kb(self->buf)) TH_LOG("one 2 MiB THP");
 
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, self->npages, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, self->npages, counts));
 	a = counts[self->nodes[0]];
 	b = counts[self->nodes[1]];
 	TH_LOG("faulted: %ld/%ld pages", a, b);
@@ -233,18 +237,22 @@ TEST_F_TIMEOUT(mthp, mixed_sizes_reach_their_shares, 120)
 	w[big] = 3;
 	w[small] = 1;
 
-	moved = bwap_vmstat("mpol_rebalance_moved");
-	left = bwap_mbind2_nodes(self->buf, self->len, self->nodes, 2, w,
-				 MPOL_MF_REBALANCE);
-	moved = bwap_vmstat("mpol_rebalance_moved") - moved;
-	ASSERT_EQ(0, bwap_count_pages_per_node(self->buf, self->npages, counts));
+	moved = wi_vmstat("mpol_rebalance_moved");
+	left = wi_mbind2_nodes(self->buf, self->len, self->nodes, 2, w,
+			       MPOL_MF_REBALANCE);
+	moved = wi_vmstat("mpol_rebalance_moved") - moved;
+	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, self->npages, counts));
 	TH_LOG("rebalanced: %ld/%ld pages (expected 1536/512), moved %ld",
 	       counts[self->nodes[big]], counts[self->nodes[small]], moved);
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(256, moved);
 	EXPECT_EQ(1536, counts[self->nodes[big]]);
 	EXPECT_EQ(512, counts[self->nodes[small]]);
-	EXPECT_EQ(2048, bwap_anon_huge_kb(self->buf)) TH_LOG("THP still whole");
+	EXPECT_EQ(2048, wi_anon_huge_kb(self->buf)) TH_LOG("THP still whole");
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Small helpers shared by the BWAP guest programs: raw NUMA syscalls, node
- * lists, the global weighted-interleave sysfs table, and counting where
- * pages live.  Header-only so each test stays a single static binary.
+ * Small helpers shared by the weighted-interleave and mempolicy2 tests:
+ * raw NUMA syscalls, node lists, the global weighted-interleave sysfs
+ * table, and counting where pages live.  Header-only so each test stays a
+ * single static binary.  The mempolicy2 syscall numbers and flags come from
+ * the uapi headers of the kernel the tests are built with.
  */
-#ifndef BWAP_NUMA_UTIL_H
-#define BWAP_NUMA_UTIL_H
+#ifndef NUMA_UTIL_H
+#define NUMA_UTIL_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,76 +19,61 @@
 #include <sys/syscall.h>
 #include <linux/mempolicy.h>
 
-#ifndef __NR_set_mempolicy2
-#define __NR_set_mempolicy2 1000
-#define __NR_get_mempolicy2 1001
-#define __NR_mbind2 1002
-#endif
-#ifndef __NR_process_mpol_reweight
-#define __NR_process_mpol_reweight 1003
-#endif
-#ifndef MPOL_MF_REBALANCE
-#define MPOL_MF_REBALANCE (1 << 8)
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-
-#define BWAP_MAX_NODES 64
+#define WI_MAX_NODES 64
 /* maxnode as libnuma passes it: bits in the mask plus one. */
-#define BWAP_MAXNODE (BWAP_MAX_NODES + 1)
-#define BWAP_WEIGHT_DIR "/sys/kernel/mm/mempolicy/weighted_interleave"
+#define WI_MAXNODE (WI_MAX_NODES + 1)
+#define WI_WEIGHT_DIR "/sys/kernel/mm/mempolicy/weighted_interleave"
 
-static inline long bwap_set_mempolicy(int mode, const unsigned long *mask,
-				      unsigned long maxnode)
+static inline long sys_set_mempolicy(int mode, const unsigned long *mask,
+				     unsigned long maxnode)
 {
 	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
 }
 
-static inline long bwap_mbind(void *addr, unsigned long len, int mode,
-			      const unsigned long *mask, unsigned long maxnode,
+static inline long sys_mbind(void *addr, unsigned long len, int mode,
+			     const unsigned long *mask, unsigned long maxnode,
 			      unsigned int flags)
 {
 	return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
 }
 
-static inline long bwap_move_pages(int pid, unsigned long count, void **pages,
-				   const int *nodes, int *status, int flags)
+static inline long sys_move_pages(int pid, unsigned long count, void **pages,
+				  const int *nodes, int *status, int flags)
 {
 	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
 }
 
-static inline void bwap_nodemask_set(unsigned long *mask, int node)
+static inline void wi_nodemask_set(unsigned long *mask, int node)
 {
 	mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
 }
 
-static inline long bwap_set_mempolicy2(const struct mpol_args *args, size_t size,
-				       unsigned int flags)
+static inline long sys_set_mempolicy2(const struct mpol_args *args, size_t size,
+				      unsigned int flags)
 {
 	return syscall(__NR_set_mempolicy2, args, size, flags);
 }
 
-static inline long bwap_get_mempolicy2(struct mpol_args *args, size_t size,
-				       unsigned long addr, unsigned int flags)
+static inline long sys_get_mempolicy2(struct mpol_args *args, size_t size,
+				      unsigned long addr, unsigned int flags)
 {
 	return syscall(__NR_get_mempolicy2, args, size, addr, flags);
 }
 
-static inline long bwap_mbind2(void *addr, unsigned long len,
-			       const struct mpol_args *args, size_t size,
+static inline long sys_mbind2(void *addr, unsigned long len,
+			      const struct mpol_args *args, size_t size,
 			       unsigned int flags)
 {
 	return syscall(__NR_mbind2, addr, len, args, size, flags);
 }
 
-static inline long bwap_reweight(int pidfd, const unsigned char *weights,
-				 unsigned long maxnode, unsigned int flags)
+static inline long sys_process_mpol_reweight(int pidfd, const unsigned char *weights,
+					     unsigned long maxnode, unsigned int flags)
 {
 	return syscall(__NR_process_mpol_reweight, pidfd, weights, maxnode, flags);
 }
 
-static inline int bwap_pidfd_open(int pid)
+static inline int sys_pidfd_open(int pid)
 {
 	return syscall(__NR_pidfd_open, pid, 0);
 }
@@ -97,11 +84,11 @@ static inline int bwap_pidfd_open(int pid)
  * nodes with the largest remainders; equal remainders go first to the node
  * holding more pages now (@cur), then to the lower index.
  */
-static inline void bwap_lr_targets(long total, const long *cur,
-				   const unsigned char *w, int n, long *target)
+static inline void wi_lr_targets(long total, const long *cur,
+				 const unsigned char *w, int n, long *target)
 {
 	long wsum = 0, given = 0;
-	int extra[BWAP_MAX_NODES] = { 0 };
+	int extra[WI_MAX_NODES] = { 0 };
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -132,7 +119,7 @@ static inline void bwap_lr_targets(long total, const long *cur,
 }
 
 /* A /proc/vmstat counter, or -1 if it is not there. */
-static inline long bwap_vmstat(const char *name)
+static inline long wi_vmstat(const char *name)
 {
 	char line[128];
 	size_t len = strlen(name);
@@ -152,34 +139,34 @@ static inline long bwap_vmstat(const char *name)
 }
 
 /* The rebalance counters of /proc/vmstat at one moment. */
-struct bwap_rebalance_stat {
+struct wi_rebalance_stat {
 	long scanned, moved, failed;
 };
 
-static inline void bwap_rebalance_stat_read(struct bwap_rebalance_stat *s)
+static inline void wi_rebalance_stat_read(struct wi_rebalance_stat *s)
 {
-	s->scanned = bwap_vmstat("mpol_rebalance_scanned");
-	s->moved = bwap_vmstat("mpol_rebalance_moved");
-	s->failed = bwap_vmstat("mpol_rebalance_failed");
+	s->scanned = wi_vmstat("mpol_rebalance_scanned");
+	s->moved = wi_vmstat("mpol_rebalance_moved");
+	s->failed = wi_vmstat("mpol_rebalance_failed");
 }
 
 /*
  * Fill @args for MPOL_WEIGHTED_INTERLEAVE over @nodes with @weights
- * (BWAP_MAXNODE bytes, indexed by node id).  @mask must have room for
- * BWAP_MAX_NODES bits.
+ * (WI_MAXNODE bytes, indexed by node id).  @mask must have room for
+ * WI_MAX_NODES bits.
  */
-static inline void bwap_wi_args(struct mpol_args *args, unsigned long *mask,
-				const int *nodes, int nr_nodes, const unsigned char *weights)
+static inline void wi_args(struct mpol_args *args, unsigned long *mask,
+			   const int *nodes, int nr_nodes, const unsigned char *weights)
 {
 	int i;
 
 	memset(args, 0, sizeof(*args));
-	memset(mask, 0, BWAP_MAX_NODES / 8);
+	memset(mask, 0, WI_MAX_NODES / 8);
 	for (i = 0; i < nr_nodes; i++)
-		bwap_nodemask_set(mask, nodes[i]);
+		wi_nodemask_set(mask, nodes[i]);
 	args->mode = MPOL_WEIGHTED_INTERLEAVE;
 	args->home_node = -1;
-	args->pol_maxnodes = BWAP_MAXNODE;
+	args->pol_maxnodes = WI_MAXNODE;
 	args->pol_nodes = (unsigned long)mask;
 	args->il_weights = (unsigned long)weights;
 }
@@ -188,26 +175,26 @@ static inline void bwap_wi_args(struct mpol_args *args, unsigned long *mask,
  * mbind2() [@addr, @addr + @len) to MPOL_WEIGHTED_INTERLEAVE over @nodes,
  * with weight @w[i] for node @nodes[i] (not indexed by node id).
  */
-static inline long bwap_mbind2_nodes(void *addr, size_t len, const int *nodes,
-				     int nr_nodes, const unsigned char *w,
+static inline long wi_mbind2_nodes(void *addr, size_t len, const int *nodes,
+				   int nr_nodes, const unsigned char *w,
 				     unsigned int flags)
 {
-	unsigned char weights[BWAP_MAXNODE] = { 0 };
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
+	unsigned char weights[WI_MAXNODE] = { 0 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	struct mpol_args args;
 	int i;
 
 	for (i = 0; i < nr_nodes; i++)
 		weights[nodes[i]] = w[i];
-	bwap_wi_args(&args, mask, nodes, nr_nodes, weights);
-	return bwap_mbind2(addr, len, &args, sizeof(args), flags);
+	wi_args(&args, mask, nodes, nr_nodes, weights);
+	return sys_mbind2(addr, len, &args, sizeof(args), flags);
 }
 
 /* A policy read back with get_mempolicy2(), nodemask and weights included. */
-struct bwap_policy {
+struct wi_policy {
 	struct mpol_args args;
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE];
 };
 
 /*
@@ -215,22 +202,46 @@ struct bwap_policy {
  * Weights start as 0xee so that bytes the kernel did not write stand out.
  * Returns the get_mempolicy2() result.
  */
-static inline long bwap_read_policy(struct bwap_policy *r, void *addr)
+static inline long wi_read_policy(struct wi_policy *r, void *addr)
 {
 	memset(r, 0, sizeof(*r));
 	memset(r->w, 0xee, sizeof(r->w));
-	r->args.pol_maxnodes = BWAP_MAXNODE;
+	r->args.pol_maxnodes = WI_MAXNODE;
 	r->args.pol_nodes = (unsigned long)r->mask;
 	r->args.il_weights = (unsigned long)r->w;
-	return bwap_get_mempolicy2(&r->args, sizeof(r->args), (unsigned long)addr,
+	return sys_get_mempolicy2(&r->args, sizeof(r->args), (unsigned long)addr,
 				   addr ? MPOL_F_ADDR : 0);
 }
+
+/*
+ * The mempolicy2 syscalls are there (CONFIG_NUMA_POLICY_WEIGHTS):
+ * reading back the calling thread's own policy cannot fail otherwise.
+ */
+static inline int wi_have_mempolicy2(void)
+{
+	struct wi_policy pol;
+
+	return wi_read_policy(&pol, NULL) == 0;
+}
+
+#ifdef TEST_HARNESS_MAIN
+/*
+ * For main() of the tests that need the mempolicy2 syscalls: on a kernel
+ * without them the whole program skips, with the reason.
+ */
+static inline void wi_skip_without_mempolicy2(void)
+{
+	if (!wi_have_mempolicy2())
+		ksft_exit_skip("get_mempolicy2(): %s (needs CONFIG_NUMA_POLICY_WEIGHTS)\n",
+			       strerror(errno));
+}
+#endif
 
 /*
  * Parse a sysfs node list such as "0-3,5" into ids[]; returns the count,
  * or -1 if the file cannot be read.
  */
-static inline int bwap_read_node_list(const char *path, int *ids, int max)
+static inline int wi_read_node_list(const char *path, int *ids, int max)
 {
 	char buf[512], *p;
 	int n = 0;
@@ -247,7 +258,7 @@ static inline int bwap_read_node_list(const char *path, int *ids, int max)
 		int lo, hi;
 
 		if (sscanf(p, "%d-%d", &lo, &hi) != 2)
-			hi = lo = atoi(p);
+			lo = atoi(p), hi = lo;
 		for (; lo <= hi && n < max; lo++)
 			ids[n++] = lo;
 	}
@@ -255,18 +266,18 @@ static inline int bwap_read_node_list(const char *path, int *ids, int max)
 }
 
 /* Nodes that have memory; the nodes weighted interleave can use. */
-static inline int bwap_memory_nodes(int *ids, int max)
+static inline int wi_memory_nodes(int *ids, int max)
 {
-	return bwap_read_node_list("/sys/devices/system/node/has_memory", ids, max);
+	return wi_read_node_list("/sys/devices/system/node/has_memory", ids, max);
 }
 
 /* Read the global sysfs weight of @node; returns 1..255 or -errno. */
-static inline int bwap_sysfs_weight_get(int node)
+static inline int wi_sysfs_weight_get(int node)
 {
 	char path[128], buf[16];
 	int fd, len;
 
-	snprintf(path, sizeof(path), BWAP_WEIGHT_DIR "/node%d", node);
+	snprintf(path, sizeof(path), WI_WEIGHT_DIR "/node%d", node);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
@@ -282,13 +293,13 @@ static inline int bwap_sysfs_weight_get(int node)
  * Write @len bytes of @text to nodeN's weight file as one write(2).
  * Returns the write(2) result, or -errno.
  */
-static inline long bwap_sysfs_weight_write(int node, const char *text, size_t len)
+static inline long wi_sysfs_weight_write(int node, const char *text, size_t len)
 {
 	char path[128];
 	long ret;
 	int fd;
 
-	snprintf(path, sizeof(path), BWAP_WEIGHT_DIR "/node%d", node);
+	snprintf(path, sizeof(path), WI_WEIGHT_DIR "/node%d", node);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
@@ -299,12 +310,12 @@ static inline long bwap_sysfs_weight_write(int node, const char *text, size_t le
 	return ret;
 }
 
-static inline long bwap_sysfs_weight_set(int node, int weight)
+static inline long wi_sysfs_weight_set(int node, int weight)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%d\n", weight);
 
-	return bwap_sysfs_weight_write(node, buf, len) == len ? 0 : -1;
+	return wi_sysfs_weight_write(node, buf, len) == len ? 0 : -1;
 }
 
 /*
@@ -312,13 +323,13 @@ static inline long bwap_sysfs_weight_set(int node, int weight)
  * HMAT bandwidth; any nodeN write leaves it).  Returns 1 or 0, or -1 when
  * the kernel has no auto file (6.12), whose nodeN files keep 6.12's rules.
  */
-#define BWAP_WEIGHT_AUTO BWAP_WEIGHT_DIR "/auto"
-static inline int bwap_wi_auto_get(void)
+#define WI_WEIGHT_AUTO WI_WEIGHT_DIR "/auto"
+static inline int wi_auto_get(void)
 {
 	char buf[16] = "";
 	int fd, len;
 
-	fd = open(BWAP_WEIGHT_AUTO, O_RDONLY);
+	fd = open(WI_WEIGHT_AUTO, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	len = read(fd, buf, sizeof(buf) - 1);
@@ -332,9 +343,9 @@ static inline int bwap_wi_auto_get(void)
  * Switch auto mode on (recomputing the weights) or off; 0 or -errno.
  * Mainline refuses "on" with ENODEV where no node has bandwidth data.
  */
-static inline int bwap_wi_auto_set(int on)
+static inline int wi_auto_set(int on)
 {
-	int fd = open(BWAP_WEIGHT_AUTO, O_WRONLY);
+	int fd = open(WI_WEIGHT_AUTO, O_WRONLY);
 	long ret;
 
 	if (fd < 0)
@@ -351,20 +362,20 @@ static inline int bwap_wi_auto_set(int on)
  * unread, left alone), then auto mode if it was on (@saved_auto 1), since
  * every nodeN write leaves it on mainline.
  */
-static inline void bwap_wi_restore(const int *nodes, const int *saved, int n,
-				   int saved_auto)
+static inline void wi_restore(const int *nodes, const int *saved, int n,
+			      int saved_auto)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
 		if (saved[i] > 0)
-			bwap_sysfs_weight_set(nodes[i], saved[i]);
+			wi_sysfs_weight_set(nodes[i], saved[i]);
 	if (saved_auto == 1)
-		bwap_wi_auto_set(1);
+		wi_auto_set(1);
 }
 
 /* Whether the firmware gave @node a bandwidth (HMAT), which auto mode reads. */
-static inline int bwap_node_has_bandwidth(int node)
+static inline int wi_node_has_bandwidth(int node)
 {
 	char path[128];
 
@@ -379,7 +390,7 @@ static inline int bwap_node_has_bandwidth(int node)
  * Page-table pages follow the task policy too; building them first means
  * the later faults allocate data pages only, so per-node counts are exact.
  */
-static inline char *bwap_map_prefaulted(size_t npages)
+static inline char *wi_map_prefaulted(size_t npages)
 {
 	size_t psz = getpagesize(), i;
 	char *p = mmap(NULL, npages * psz, PROT_READ | PROT_WRITE,
@@ -397,7 +408,7 @@ static inline char *bwap_map_prefaulted(size_t npages)
 	return p;
 }
 
-static inline void bwap_touch_pages(char *p, size_t npages)
+static inline void wi_touch_pages(char *p, size_t npages)
 {
 	size_t psz = getpagesize(), i;
 
@@ -408,18 +419,18 @@ static inline void bwap_touch_pages(char *p, size_t npages)
 /*
  * Count the resident pages of [p, p + npages pages) of process @pid (0:
  * the caller) per node with move_pages(2) in query mode.  counts[] has
- * BWAP_MAX_NODES entries.  Returns the number of pages not resident on
+ * WI_MAX_NODES entries.  Returns the number of pages not resident on
  * any node (status < 0), or -1 if move_pages itself failed.
  */
-static inline long bwap_count_pid_pages(int pid, char *p, size_t npages,
-					long *counts)
+static inline long wi_count_pid_pages(int pid, char *p, size_t npages,
+				      long *counts)
 {
 	size_t psz = getpagesize(), i;
 	void **pages = calloc(npages, sizeof(*pages));
 	int *status = calloc(npages, sizeof(*status));
 	long missing = 0;
 
-	memset(counts, 0, BWAP_MAX_NODES * sizeof(*counts));
+	memset(counts, 0, WI_MAX_NODES * sizeof(*counts));
 	if (!pages || !status) {
 		free(pages);
 		free(status);
@@ -427,12 +438,12 @@ static inline long bwap_count_pid_pages(int pid, char *p, size_t npages,
 	}
 	for (i = 0; i < npages; i++)
 		pages[i] = p + i * psz;
-	if (bwap_move_pages(pid, npages, pages, NULL, status, 0)) {
+	if (sys_move_pages(pid, npages, pages, NULL, status, 0)) {
 		missing = -1;
 		goto out;
 	}
 	for (i = 0; i < npages; i++) {
-		if (status[i] >= 0 && status[i] < BWAP_MAX_NODES)
+		if (status[i] >= 0 && status[i] < WI_MAX_NODES)
 			counts[status[i]]++;
 		else
 			missing++;
@@ -443,10 +454,10 @@ out:
 	return missing;
 }
 
-/* bwap_count_pid_pages() for the calling process. */
-static inline long bwap_count_pages_per_node(char *p, size_t npages, long *counts)
+/* wi_count_pid_pages() for the calling process. */
+static inline long wi_count_pages_per_node(char *p, size_t npages, long *counts)
 {
-	return bwap_count_pid_pages(0, p, npages, counts);
+	return wi_count_pid_pages(0, p, npages, counts);
 }
 
 /*
@@ -454,7 +465,7 @@ static inline long bwap_count_pages_per_node(char *p, size_t npages, long *count
  * move_pages(2) query (negative errno for a page not resident).
  * Returns 0, or -1 if move_pages itself failed.
  */
-static inline int bwap_page_nodes(char *p, size_t npages, int *status)
+static inline int wi_page_nodes(char *p, size_t npages, int *status)
 {
 	size_t psz = getpagesize(), i;
 	void **pages = calloc(npages, sizeof(*pages));
@@ -464,7 +475,7 @@ static inline int bwap_page_nodes(char *p, size_t npages, int *status)
 		return -1;
 	for (i = 0; i < npages; i++)
 		pages[i] = p + i * psz;
-	ret = bwap_move_pages(0, npages, pages, NULL, status, 0) ? -1 : 0;
+	ret = sys_move_pages(0, npages, pages, NULL, status, 0) ? -1 : 0;
 	free(pages);
 	return ret;
 }
@@ -476,8 +487,8 @@ static inline int bwap_page_nodes(char *p, size_t npages, int *status)
  * Returns the worst deviation, in pages, of any node in any window; a
  * fresh weighted-interleave fault scores 0 when W divides @window.
  */
-static inline double bwap_window_balance(const int *status, long npages,
-					 const int *nodes, const unsigned char *w,
+static inline double wi_window_balance(const int *status, long npages,
+				       const int *nodes, const unsigned char *w,
 					 int nn, long window)
 {
 	double worst = 0, dev;
@@ -503,20 +514,20 @@ static inline double bwap_window_balance(const int *status, long npages,
 	return worst;
 }
 
-#define BWAP_BULK_ALLOC "/sys/kernel/debug/mempolicy/bulk_alloc"
+#define WI_BULK_ALLOC "/sys/kernel/debug/mempolicy/bulk_alloc"
 
 /*
  * Allocate @npages in one bulk-allocator call under the calling task's
  * policy (CONFIG_NUMA_POLICY_BULK_DEBUGFS) and fill counts[] with the
  * node of each page.  Returns 0, or -errno.
  */
-static inline int bwap_bulk_alloc_count(size_t npages, long *counts)
+static inline int wi_bulk_alloc_count(size_t npages, long *counts)
 {
 	char buf[512], *p;
 	int fd, len, ret = 0;
 
-	memset(counts, 0, BWAP_MAX_NODES * sizeof(*counts));
-	fd = open(BWAP_BULK_ALLOC, O_RDWR);
+	memset(counts, 0, WI_MAX_NODES * sizeof(*counts));
+	fd = open(WI_BULK_ALLOC, O_RDWR);
 	if (fd < 0)
 		return -errno;
 	len = snprintf(buf, sizeof(buf), "%zu", npages);
@@ -534,7 +545,7 @@ static inline int bwap_bulk_alloc_count(size_t npages, long *counts)
 		int nid;
 		long n;
 
-		if (sscanf(p, " N%d=%ld", &nid, &n) == 2 && nid >= 0 && nid < BWAP_MAX_NODES)
+		if (sscanf(p, " N%d=%ld", &nid, &n) == 2 && nid >= 0 && nid < WI_MAX_NODES)
 			counts[nid] = n;
 	}
 out:
@@ -543,7 +554,7 @@ out:
 }
 
 /* Write @text to the sysfs, procfs or debugfs file @path: 0, or -1. */
-static inline int bwap_write_file(const char *path, const char *text)
+static inline int wi_write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY);
 	ssize_t n;
@@ -556,7 +567,7 @@ static inline int bwap_write_file(const char *path, const char *text)
 }
 
 /* The number a one-value file such as /proc/sys/kernel/X holds, or -1. */
-static inline long bwap_read_long(const char *path)
+static inline long wi_read_long(const char *path)
 {
 	char buf[32];
 	ssize_t n;
@@ -577,7 +588,7 @@ static inline long bwap_read_long(const char *path)
  * /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never"
  * gives "madvise") into @out of @size bytes: 0, or -1.
  */
-static inline int bwap_read_selected(const char *path, char *out, size_t size)
+static inline int wi_read_selected(const char *path, char *out, size_t size)
 {
 	char line[128], *open_br, *close_br;
 	FILE *f = fopen(path, "r");
@@ -599,7 +610,7 @@ static inline int bwap_read_selected(const char *path, char *out, size_t size)
 }
 
 /* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */
-static inline long bwap_anon_huge_kb(void *addr)
+static inline long wi_anon_huge_kb(void *addr)
 {
 	unsigned long start, end;
 	char line[256];
@@ -626,7 +637,7 @@ static inline long bwap_anon_huge_kb(void *addr)
  * that it can fault transparent huge pages.  NULL if mmap() or the
  * munmap() of the slack failed.
  */
-static inline char *bwap_map_hpage_aligned(size_t len)
+static inline char *wi_map_hpage_aligned(size_t len)
 {
 	size_t hsz = 2UL << 20;
 	char *raw = mmap(NULL, len + hsz, PROT_READ | PROT_WRITE,
@@ -643,4 +654,4 @@ static inline char *bwap_map_hpage_aligned(size_t len)
 	return p;
 }
 
-#endif /* BWAP_NUMA_UTIL_H */
+#endif /* NUMA_UTIL_H */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 /*
@@ -144,7 +144,7 @@ static long bad_pages(char *p, size_t npages)
  */
 static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
 {
-	unsigned long bind[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	unsigned long bind[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
 	long free_kb = node_free_kb(node), low_kb = node_low_kb(node);
 	char *filler;
 
@@ -156,9 +156,9 @@ static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (filler == MAP_FAILED)
 		return NULL;
-	bwap_nodemask_set(bind, node);
+	wi_nodemask_set(bind, node);
 	if (madvise(filler, *len, MADV_NOHUGEPAGE) ||
-	    bwap_mbind(filler, *len, MPOL_BIND, bind, BWAP_MAX_NODES + 1, 0)) {
+	    sys_mbind(filler, *len, MPOL_BIND, bind, WI_MAX_NODES + 1, 0)) {
 		munmap(filler, *len);
 		return NULL;
 	}
@@ -176,7 +176,7 @@ static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
  */
 static int roomiest_two(int *two)
 {
-	int nodes[BWAP_MAX_NODES], n = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	int nodes[WI_MAX_NODES], n = wi_memory_nodes(nodes, WI_MAX_NODES);
 	long best[2] = { -1, -1 }, kb;
 	int i;
 
@@ -199,14 +199,14 @@ static int roomiest_two(int *two)
 static long bind_two(char *p, size_t len, const int *two, int w1,
 		     unsigned int flags)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE] = { 0 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE] = { 0 };
 	struct mpol_args args;
 
 	w[two[0]] = 1;
 	w[two[1]] = w1;
-	bwap_wi_args(&args, mask, two, 2, w);
-	return bwap_mbind2(p, len, &args, sizeof(args), flags);
+	wi_args(&args, mask, two, 2, w);
+	return sys_mbind2(p, len, &args, sizeof(args), flags);
 }
 
 /*
@@ -221,7 +221,7 @@ FIXTURE_TEARDOWN(big) {}
 TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 {
 	size_t psz = getpagesize(), len = NPAGES * psz, fill_len;
-	long counts[BWAP_MAX_NODES], failed, moved;
+	long counts[WI_MAX_NODES], failed, moved;
 	int two[2], kmsg;
 	char *p, *filler;
 
@@ -236,7 +236,7 @@ TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 	ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE));
 	ASSERT_EQ(0, bind_two(p, len, two, 1, 0));
 	fill_pages(p, NPAGES);
-	ASSERT_EQ(0, bwap_count_pages_per_node(p, NPAGES, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(p, NPAGES, counts));
 	ASSERT_EQ(NPAGES / 2, counts[two[0]]);
 	ASSERT_EQ(NPAGES / 2, counts[two[1]]);
 
@@ -248,7 +248,7 @@ TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 	ASSERT_LE(0, kmsg);
 	failed = bind_two(p, len, two, 63, MPOL_MF_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
-	ASSERT_EQ(0, bwap_count_pages_per_node(p, NPAGES, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(p, NPAGES, counts));
 	moved = counts[two[1]] - NPAGES / 2;
 	TH_LOG("moved %ld, not moved %ld; node %d %ld, node %d %ld", moved, failed,
 	       two[0], counts[two[0]], two[1], counts[two[1]]);
@@ -282,23 +282,23 @@ TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 TEST_F_TIMEOUT(big, full_destination_keeps_huge_pages_whole, 300)
 {
 	size_t npages = HUGE_PAGES * 512, len = npages * getpagesize(), fill_len;
-	long counts[BWAP_MAX_NODES], failed, moved, huge_kb = len / 1024;
+	long counts[WI_MAX_NODES], failed, moved, huge_kb = len / 1024;
 	int two[2], kmsg;
 	char saved[32], *p, *filler;
 
 	if (roomiest_two(two))
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
-	if (bwap_read_selected(THP_ENABLED, saved, sizeof(saved)))
+	if (wi_read_selected(THP_ENABLED, saved, sizeof(saved)))
 		SKIP(return, "No transparent huge pages (%s)", THP_ENABLED);
-	ASSERT_EQ(0, bwap_write_file(THP_ENABLED, "madvise"));
+	ASSERT_EQ(0, wi_write_file(THP_ENABLED, "madvise"));
 
-	p = bwap_map_hpage_aligned(len);
+	p = wi_map_hpage_aligned(len);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
 	ASSERT_EQ(0, bind_two(p, len, two, 1, 0));
 	fill_pages(p, npages);
-	ASSERT_EQ(huge_kb, bwap_anon_huge_kb(p)) TH_LOG("huge pages faulted");
-	ASSERT_EQ(0, bwap_count_pages_per_node(p, npages, counts));
+	ASSERT_EQ(huge_kb, wi_anon_huge_kb(p)) TH_LOG("huge pages faulted");
+	ASSERT_EQ(0, wi_count_pages_per_node(p, npages, counts));
 	ASSERT_EQ((long)npages / 2, counts[two[0]]);
 
 	filler = fill_node(_metadata, two[1], &fill_len);
@@ -307,19 +307,23 @@ TEST_F_TIMEOUT(big, full_destination_keeps_huge_pages_whole, 300)
 	ASSERT_LE(0, kmsg);
 	failed = bind_two(p, len, two, 63, MPOL_MF_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
-	ASSERT_EQ(0, bwap_count_pages_per_node(p, npages, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(p, npages, counts));
 	moved = counts[two[1]] - (long)npages / 2;
 	TH_LOG("moved %ld, not moved %ld; AnonHugePages %ld kB of %ld",
-	       moved, failed, bwap_anon_huge_kb(p), huge_kb);
+	       moved, failed, wi_anon_huge_kb(p), huge_kb);
 	EXPECT_EQ(HUGE_MOVE_WANTED, moved + failed);
 	EXPECT_EQ(0, moved % 512);
-	EXPECT_EQ(huge_kb, bwap_anon_huge_kb(p));
+	EXPECT_EQ(huge_kb, wi_anon_huge_kb(p));
 	EXPECT_EQ(0, bad_pages(p, npages));
 	EXPECT_EQ(0, kmsg_count(kmsg, "page allocation failure"));
 	close(kmsg);
 	munmap(filler, fill_len);
 	munmap(p, len);
-	bwap_write_file(THP_ENABLED, saved);
+	wi_write_file(THP_ENABLED, saved);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define NPAGES 65536	/* 256 MiB of 4 KiB pages */
@@ -39,9 +39,9 @@ static double now_s(void)
 }
 
 struct target {
-	int nodes[BWAP_MAX_NODES], nr;
-	unsigned char w[BWAP_MAXNODE];	/* the weights the call sets */
-	long goal[BWAP_MAX_NODES];	/* pages of nodes[i] after the call */
+	int nodes[WI_MAX_NODES], nr;
+	unsigned char w[WI_MAXNODE];	/* the weights the call sets */
+	long goal[WI_MAX_NODES];	/* pages of nodes[i] after the call */
 	long want;			/* pages the call must move */
 	char *p;
 };
@@ -55,15 +55,15 @@ struct target {
  */
 static int target_setup(struct __test_metadata *_metadata, struct target *t)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w1[BWAP_MAXNODE] = { 0 };
-	unsigned char lw[BWAP_MAX_NODES];
-	long cur[BWAP_MAX_NODES];
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w1[WI_MAXNODE] = { 0 };
+	unsigned char lw[WI_MAX_NODES];
+	long cur[WI_MAX_NODES];
 	size_t len = (size_t)NPAGES * getpagesize();
 	struct mpol_args args;
 	int i;
 
-	t->nr = bwap_memory_nodes(t->nodes, BWAP_MAX_NODES);
+	t->nr = wi_memory_nodes(t->nodes, WI_MAX_NODES);
 	if (t->nr < 2)
 		return -1;
 	memset(t->w, 0, sizeof(t->w));
@@ -75,17 +75,17 @@ static int target_setup(struct __test_metadata *_metadata, struct target *t)
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	EXPECT_NE(MAP_FAILED, t->p);
 	EXPECT_EQ(0, madvise(t->p, len, MADV_NOHUGEPAGE));
-	bwap_wi_args(&args, mask, t->nodes, t->nr, w1);
-	EXPECT_EQ(0, bwap_mbind2(t->p, len, &args, sizeof(args), 0));
-	bwap_touch_pages(t->p, NPAGES);
+	wi_args(&args, mask, t->nodes, t->nr, w1);
+	EXPECT_EQ(0, sys_mbind2(t->p, len, &args, sizeof(args), 0));
+	wi_touch_pages(t->p, NPAGES);
 
 	/* What the call must move: the last node's gain, from exact counts. */
-	EXPECT_EQ(0, bwap_count_pages_per_node(t->p, NPAGES, cur));
+	EXPECT_EQ(0, wi_count_pages_per_node(t->p, NPAGES, cur));
 	for (i = 0; i < t->nr; i++) {
 		lw[i] = t->w[t->nodes[i]];
 		cur[i] = cur[t->nodes[i]];
 	}
-	bwap_lr_targets(NPAGES, cur, lw, t->nr, t->goal);
+	wi_lr_targets(NPAGES, cur, lw, t->nr, t->goal);
 	t->want = 0;
 	for (i = 0; i < t->nr; i++)
 		if (t->goal[i] > cur[i])
@@ -124,7 +124,7 @@ static void *racer_run(void *arg)
 			continue;
 		if (after - before > r->longest)
 			r->longest = after - before;
-		isolated = bwap_vmstat("nr_isolated_anon");
+		isolated = wi_vmstat("nr_isolated_anon");
 		if (isolated > r->isolated)
 			r->isolated = isolated;
 	}
@@ -142,8 +142,8 @@ FIXTURE_TEARDOWN(big) {}
 
 TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 {
-	long counts[BWAP_MAX_NODES], during, ret;
-	struct bwap_rebalance_stat s0, s1;
+	long counts[WI_MAX_NODES], during, ret;
+	struct wi_rebalance_stat s0, s1;
 	struct racer r = { 0 };
 	double t0, took;
 	struct target t;
@@ -151,29 +151,30 @@ TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 
 	if (target_setup(_metadata, &t))
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
-	pidfd = bwap_pidfd_open(getpid());
+	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
 
 	ASSERT_EQ(0, pthread_create(&r.thread, NULL, racer_run, &r));
 	/* The racer is in its loop before the call starts. */
 	while (atomic_load(&r.done) < 2)
 		;
-	bwap_rebalance_stat_read(&s0);
+	wi_rebalance_stat_read(&s0);
 	during = atomic_load(&r.done);
 	atomic_store(&r.in_call, 1);
 	t0 = now_s();
-	ret = bwap_reweight(pidfd, t.w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+	ret = sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_MF_REBALANCE);
 	took = now_s() - t0;
 	atomic_store(&r.in_call, 0);
 	during = atomic_load(&r.done) - during;
 	atomic_store(&r.stop, 1);
 	ASSERT_EQ(0, pthread_join(r.thread, NULL));
-	bwap_rebalance_stat_read(&s1);
+	wi_rebalance_stat_read(&s1);
 
 	ASSERT_EQ(0, ret) TH_LOG("process_mpol_reweight: %s", strerror(errno));
-	TH_LOG("%ld pages moved in %.3f s, at most %ld isolated at once; the other thread made %ld mmap/munmap pairs meanwhile, the longest %.1f%% of the call",
-	       s1.moved - s0.moved, took, r.isolated, during,
-	       100.0 * r.longest / took);
+	TH_LOG("%ld pages moved in %.3f s, at most %ld isolated at once",
+	       s1.moved - s0.moved, took, r.isolated);
+	TH_LOG("the other thread made %ld mmap/munmap pairs, longest %.1f%% of the call",
+	       during, 100.0 * r.longest / took);
 	EXPECT_EQ(t.want, s1.moved - s0.moved);
 	/*
 	 * Folios are isolated and migrated a batch at a time, not all before
@@ -181,7 +182,7 @@ TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 	 * vmstat has not folded yet, at most a few hundred pages here.
 	 */
 	EXPECT_GT(REBALANCE_BATCH + 1024, r.isolated);
-	ASSERT_EQ(0, bwap_count_pages_per_node(t.p, NPAGES, counts));
+	ASSERT_EQ(0, wi_count_pages_per_node(t.p, NPAGES, counts));
 	for (i = 0; i < t.nr; i++)
 		EXPECT_EQ(t.goal[i], counts[t.nodes[i]]) TH_LOG("node %d", t.nodes[i]);
 	close(pidfd);
@@ -204,11 +205,11 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 
 		if (target_setup(_metadata, &t))
 			_exit(4);
-		pidfd = bwap_pidfd_open(getpid());
+		pidfd = sys_pidfd_open(getpid());
 		if (pidfd < 0 ||
 		    write(ready[1], &t.want, sizeof(t.want)) != sizeof(t.want))
 			_exit(3);
-		bwap_reweight(pidfd, t.w, BWAP_MAXNODE, MPOL_MF_REBALANCE);
+		sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_MF_REBALANCE);
 		/* Not reached if the kill ends the call first. */
 		_exit(0);
 	}
@@ -224,18 +225,18 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 	 * each batch as it migrates, so that is mid-call.  (A call that
 	 * migrated everything at the end would show it only when done.)
 	 */
-	moved0 = bwap_vmstat("mpol_rebalance_moved");
-	while (bwap_vmstat("mpol_rebalance_moved") == moved0 &&
+	moved0 = wi_vmstat("mpol_rebalance_moved");
+	while (wi_vmstat("mpol_rebalance_moved") == moved0 &&
 	       waitpid(pid, &status, WNOHANG) == 0)
 		;
 	killed = now_s();
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	reaped = now_s();
-	moved = bwap_vmstat("mpol_rebalance_moved") - moved0;
+	moved = wi_vmstat("mpol_rebalance_moved") - moved0;
 	/* Fold the per-CPU deltas, so that the count is exact. */
-	ASSERT_EQ(0, bwap_write_file("/proc/sys/vm/stat_refresh", "1"));
-	isolated = bwap_vmstat("nr_isolated_anon");
+	ASSERT_EQ(0, wi_write_file("/proc/sys/vm/stat_refresh", "1"));
+	isolated = wi_vmstat("nr_isolated_anon");
 	TH_LOG("killed after the first batch: %ld of %ld pages moved, reaped %.3f s after the kill",
 	       moved, want, reaped - killed);
 	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child status %#x", status);
@@ -248,4 +249,8 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 	close(ready[0]);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 #define REWEIGHTS 300
@@ -69,9 +69,9 @@ static void wake_all(void)
 /* Node 0's own weight in the calling thread's task policy, or -1. */
 static int own_weight0(void)
 {
-	struct bwap_policy r;
+	struct wi_policy r;
 
-	if (bwap_read_policy(&r, NULL) || r.args.mode != MPOL_WEIGHTED_INTERLEAVE)
+	if (wi_read_policy(&r, NULL) || r.args.mode != MPOL_WEIGHTED_INTERLEAVE)
 		return -1;
 	return r.w[sh->node0];
 }
@@ -154,16 +154,16 @@ static void *creator(void *arg)
 
 static void target_main(const int *nodes, int nr)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))];
-	unsigned char w[BWAP_MAXNODE] = { 0 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE] = { 0 };
 	pthread_t c[CREATORS];
 	struct mpol_args args;
 	int i;
 
 	for (i = 0; i < nr; i++)
 		w[nodes[i]] = 1;
-	bwap_wi_args(&args, mask, nodes, nr, w);
-	if (bwap_set_mempolicy2(&args, sizeof(args), 0))
+	wi_args(&args, mask, nodes, nr, w);
+	if (sys_set_mempolicy2(&args, sizeof(args), 0))
 		_exit(3);
 	for (i = 0; i < CREATORS; i++)
 		if (pthread_create(&c[i], NULL, creator, NULL))
@@ -183,12 +183,12 @@ FIXTURE_TEARDOWN(reweight) {}
 /* 300 reweights take about 10 s on the emulated machines, more on KASAN. */
 TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 180)
 {
-	unsigned char w[BWAP_MAXNODE] = { 0 };
-	int nodes[BWAP_MAX_NODES], nr, pidfd, status, k, i;
+	unsigned char w[WI_MAXNODE] = { 0 };
+	int nodes[WI_MAX_NODES], nr, pidfd, status, k, i;
 	long created_before;
 	pid_t pid;
 
-	nr = bwap_memory_nodes(nodes, BWAP_MAX_NODES);
+	nr = wi_memory_nodes(nodes, WI_MAX_NODES);
 	if (nr < 2)
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -201,7 +201,7 @@ TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 180)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		target_main(nodes, nr);
-	pidfd = bwap_pidfd_open(pid);
+	pidfd = sys_pidfd_open(pid);
 	ASSERT_LE(0, pidfd);
 	/* Threads are being made before the first reweight. */
 	while (atomic_load(&sh->ready) < CREATORS || atomic_load(&sh->created) < MAX_ALIVE / 2)
@@ -212,7 +212,7 @@ TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 180)
 		w[nodes[i]] = 1;
 	for (k = 1; k <= REWEIGHTS; k++) {
 		w[nodes[0]] = 1 + k % CYCLE;
-		ASSERT_EQ(0, bwap_reweight(pidfd, w, BWAP_MAXNODE, 0))
+		ASSERT_EQ(0, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0))
 			TH_LOG("reweight %d: %s", k, strerror(errno));
 		atomic_store(&sh->done, k);
 		wake_all();
@@ -223,13 +223,15 @@ TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 180)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 
-	TH_LOG("%d reweights; %ld threads created during them, %ld checks, %ld with older weights (at most %d reweights behind), %ld undecided (the thread waited through %d reweights), %ld errors",
+	TH_LOG("%d reweights; %ld threads created during them, %ld checks, %ld errors",
 	       REWEIGHTS, atomic_load(&sh->created) - created_before,
-	       atomic_load(&sh->checked), atomic_load(&sh->stale),
-	       sh->worst_behind, atomic_load(&sh->undecided), CYCLE,
-	       atomic_load(&sh->errors));
+	       atomic_load(&sh->checked), atomic_load(&sh->errors));
+	TH_LOG("%ld with older weights (at most %d reweights behind)",
+	       atomic_load(&sh->stale), sh->worst_behind);
+	TH_LOG("%ld undecided (the thread waited through %d reweights)",
+	       atomic_load(&sh->undecided), CYCLE);
 	for (k = 0; k < 4 && k < atomic_load(&sh->stale); k++)
-		TH_LOG("stale: thread %d checked against reweight %d with node %d's weight %d (reweight %d mod %d); %d done then",
+		TH_LOG("stale: thread %d, reweight %d: node %d weight %d (%d mod %d), %d done",
 		       sh->seen[k].tid, sh->seen[k].e, sh->node0, sh->seen[k].w,
 		       sh->seen[k].w - 1, CYCLE, sh->seen[k].done);
 	EXPECT_EQ(0, atomic_load(&sh->errors));
@@ -240,4 +242,8 @@ TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 180)
 	munmap(sh, sizeof(*sh));
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	wi_skip_without_mempolicy2();
+	return test_harness_run(argc, argv);
+}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What writes to /sys/kernel/mm/mempolicy/weighted_interleave/nodeN do,
- * pinned on each base so BWAP never changes the upstream ABI:
+ * pinned on each base so that own weights never change this ABI:
  *  - "256", "-1", "abc" are refused with EINVAL and the weight is unchanged;
  *  - "0", "" and "\n": Linux 6.12 accepts them and resets the node to the
  *    system default weight, which it reports as 1; mainline (the kernels
@@ -10,7 +10,7 @@
  * On mainline every write leaves auto mode; the test puts back the mode it
  * found.
  */
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "numa_util.h"
 
 /* A weight that is neither the default nor any value the variants write. */
@@ -52,20 +52,20 @@ RESETS(empty_string_resets_to_default, "");
 
 FIXTURE_SETUP(weight_write)
 {
-	int nodes[BWAP_MAX_NODES];
+	int nodes[WI_MAX_NODES];
 
-	ASSERT_GT(bwap_memory_nodes(nodes, BWAP_MAX_NODES), 0);
+	ASSERT_GT(wi_memory_nodes(nodes, WI_MAX_NODES), 0);
 	self->node = nodes[0];
-	self->saved_auto = bwap_wi_auto_get();
-	self->saved = bwap_sysfs_weight_get(self->node);
+	self->saved_auto = wi_auto_get();
+	self->saved = wi_sysfs_weight_get(self->node);
 	ASSERT_GT(self->saved, 0);
-	ASSERT_EQ(0, bwap_sysfs_weight_set(self->node, KNOWN_WEIGHT));
-	ASSERT_EQ(KNOWN_WEIGHT, bwap_sysfs_weight_get(self->node));
+	ASSERT_EQ(0, wi_sysfs_weight_set(self->node, KNOWN_WEIGHT));
+	ASSERT_EQ(KNOWN_WEIGHT, wi_sysfs_weight_get(self->node));
 }
 
 FIXTURE_TEARDOWN(weight_write)
 {
-	bwap_wi_restore(&self->node, &self->saved, 1, self->saved_auto);
+	wi_restore(&self->node, &self->saved, 1, self->saved_auto);
 }
 
 TEST_F(weight_write, write_result_and_weight_after)
@@ -84,29 +84,29 @@ TEST_F(weight_write, write_result_and_weight_after)
 	 * way a program writing a C string with its NUL would; sysfs sees
 	 * an empty string.  The zero-length write is its own test below.
 	 */
-	ret = bwap_sysfs_weight_write(self->node, variant->text,
+	ret = wi_sysfs_weight_write(self->node, variant->text,
 				      variant->len ? variant->len : 1);
 	if (want_errno) {
 		EXPECT_EQ(-want_errno, ret);
 	} else {
 		EXPECT_EQ(variant->len ? (long)variant->len : 1, ret);
 	}
-	EXPECT_EQ(want_weight, bwap_sysfs_weight_get(self->node));
+	EXPECT_EQ(want_weight, wi_sysfs_weight_get(self->node));
 	if (self->saved_auto >= 0)
-		EXPECT_EQ(0, bwap_wi_auto_get());
+		EXPECT_EQ(0, wi_auto_get());
 }
 
 TEST(zero_length_write_changes_nothing)
 {
-	int nodes[BWAP_MAX_NODES], saved, saved_auto;
+	int nodes[WI_MAX_NODES], saved, saved_auto;
 
-	ASSERT_GT(bwap_memory_nodes(nodes, BWAP_MAX_NODES), 0);
-	saved_auto = bwap_wi_auto_get();
-	saved = bwap_sysfs_weight_get(nodes[0]);
-	ASSERT_EQ(0, bwap_sysfs_weight_set(nodes[0], KNOWN_WEIGHT));
-	EXPECT_EQ(0, bwap_sysfs_weight_write(nodes[0], "", 0));
-	EXPECT_EQ(KNOWN_WEIGHT, bwap_sysfs_weight_get(nodes[0]));
-	bwap_wi_restore(nodes, &saved, 1, saved_auto);
+	ASSERT_GT(wi_memory_nodes(nodes, WI_MAX_NODES), 0);
+	saved_auto = wi_auto_get();
+	saved = wi_sysfs_weight_get(nodes[0]);
+	ASSERT_EQ(0, wi_sysfs_weight_set(nodes[0], KNOWN_WEIGHT));
+	EXPECT_EQ(0, wi_sysfs_weight_write(nodes[0], "", 0));
+	EXPECT_EQ(KNOWN_WEIGHT, wi_sysfs_weight_get(nodes[0]));
+	wi_restore(nodes, &saved, 1, saved_auto);
 }
 
 TEST_HARNESS_MAIN
