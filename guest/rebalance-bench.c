@@ -237,8 +237,13 @@ static char *start_state(const unsigned char *old_w)
 		perror("rebalance-bench: mbind2 of the start policy");
 		exit(2);
 	}
+	/*
+	 * Never a page of zeros: when a THP is split (an mbind() of part of
+	 * it), subpages that are all zero are remapped to the shared zero
+	 * page, which move_pages(2) then reports as -EFAULT.
+	 */
 	for (i = 0; i < npages; i++)
-		memset(p + i * PG, (int)(i & 0xff), 64);
+		memset(p + i * PG, (int)(i % 255) + 1, 64);
 	return p;
 }
 
