@@ -42,7 +42,7 @@
 #include "damon_migrate.h"
 
 
-#define NN 4			/* nodes the scenarios use */
+#define NN 8			/* most nodes a scenario uses: the arrays hold this many */
 #define PG 4096UL
 #define MAX_REPEATS 101
 
@@ -64,6 +64,8 @@ static const struct scenario scenarios[] = {
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
 static int nodes[NN];
+/* nodes the scenarios in use have: 4, or 8 for --peers on an 8-node machine */
+static int nn = 4;
 static long npages = 4096;
 static int repeats = 5;
 static int icount;
@@ -95,13 +97,28 @@ static void weights_table(const unsigned char *w, unsigned char *table)
 	int i;
 
 	memset(table, 0, BWAP_MAXNODE);
-	for (i = 0; i < NN; i++)
+	for (i = 0; i < nn; i++)
 		table[nodes[i]] = w[i];
 }
 
 static void fmt_w(char *buf, const unsigned char *w)
 {
-	sprintf(buf, "%u,%u,%u,%u", w[0], w[1], w[2], w[3]);
+	int i;
+
+	for (i = 0; i < nn; i++)
+		buf += sprintf(buf, "%s%u", i ? "," : "", w[i]);
+}
+
+/* Pages per node, "a/b/c/d". */
+static const char *fmt_counts(char *buf, size_t len, const long *c)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < nn && at < len; i++)
+		at += snprintf(buf + at, len - at, "%s%ld", i ? "/" : "", c[i]);
+	return buf;
 }
 
 /* Index of @node among nodes[], or -1. */
@@ -109,7 +126,7 @@ static int node_index(int node)
 {
 	int i;
 
-	for (i = 0; i < NN; i++)
+	for (i = 0; i < nn; i++)
 		if (nodes[i] == node)
 			return i;
 	return -1;
@@ -153,7 +170,7 @@ static long min_moves(const long *cur, const long *target)
 	long m = 0;
 	int i;
 
-	for (i = 0; i < NN; i++)
+	for (i = 0; i < nn; i++)
 		if (cur[i] > target[i])
 			m += cur[i] - target[i];
 	return m;
@@ -170,21 +187,21 @@ static int wi_target(unsigned long addr, const unsigned char *w)
 	unsigned long sum = 0, r;
 	int i;
 
-	for (i = 0; i < NN; i++)
+	for (i = 0; i < nn; i++)
 		sum += w[i];
 	r = (addr / PG) % sum;
-	for (i = 0; i < NN; i++) {
+	for (i = 0; i < nn; i++) {
 		if (r < w[i])
 			return i;
 		r -= w[i];
 	}
-	return NN - 1;
+	return nn - 1;
 }
 
 /* Give the whole range weighted interleave with weights @w (mbind2()). */
 static int bind_range_weights(char *p, const unsigned char *w)
 {
-	return bwap_mbind2_nodes(p, npages * PG, nodes, NN, w, 0);
+	return bwap_mbind2_nodes(p, npages * PG, nodes, nn, w, 0);
 }
 
 /*
@@ -286,17 +303,17 @@ static long method_bwap(char *p, const unsigned char *new_w, long long *ns)
  */
 static long method_algorithm1(char *p, const unsigned char *new_w, long long *ns)
 {
-	int order[NN], i, j, a = NN;
+	int order[NN], i, j, a = nn;
 	long wsum = 0, done = 0, failed = 0, w_prev = 0;
 	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(long))] = { 0 };
 	long long t0;
 
-	for (i = 0; i < NN; i++) {
+	for (i = 0; i < nn; i++) {
 		order[i] = i;
 		wsum += new_w[i];
 		bwap_nodemask_set(mask, nodes[i]);
 	}
-	for (i = 1; i < NN; i++)	/* insertion sort, ascending weight, stable */
+	for (i = 1; i < nn; i++)	/* insertion sort, ascending weight, stable */
 		for (j = i; j > 0 && new_w[order[j - 1]] > new_w[order[j]]; j--) {
 			int t = order[j];
 
@@ -304,7 +321,7 @@ static long method_algorithm1(char *p, const unsigned char *new_w, long long *ns
 			order[j - 1] = t;
 		}
 	t0 = now_ns();
-	for (i = 0; i < NN && done < npages; i++) {
+	for (i = 0; i < nn && done < npages; i++) {
 		long b = new_w[order[i]] - w_prev;
 		long seg = (a * b * npages + wsum - 1) / wsum;
 
@@ -379,7 +396,7 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	for (i = 0; i < npages; i++)
 		r->off_pattern += before_st[i] != nodes[wi_target((unsigned long)(p + i * PG),
 								   sc->old_w)];
-	bwap_lr_targets(npages, r->cur, sc->new_w, NN, target);
+	bwap_lr_targets(npages, r->cur, sc->new_w, nn, target);
 	r->min = min_moves(r->cur, target);
 	mig0 = bwap_vmstat("pgmigrate_success");
 	rb0 = bwap_vmstat("mpol_rebalance_moved");
@@ -393,12 +410,12 @@ static void run_method(const struct scenario *sc, method_fn fn, struct result *r
 	where(p, after_st, r->final);
 	for (i = 0; i < npages; i++)
 		r->moved += before_st[i] != after_st[i];
-	for (i = 0; i < NN; i++)
+	for (i = 0; i < nn; i++)
 		r->off += labs(r->final[i] - target[i]);
 	r->off /= 2;
 	for (i = 0; i < 2; i++)
 		r->wb[i] = bwap_window_balance(after_st, npages, nodes, sc->new_w,
-					       NN, windows[i]);
+					       nn, windows[i]);
 	r->vm_moved = fn == method_bwap ? bwap_vmstat("mpol_rebalance_moved") - rb0
 					: bwap_vmstat("pgmigrate_success") - mig0;
 	end_state(p);
@@ -490,7 +507,7 @@ static void fresh_balance(const unsigned char *w, double *wb)
 
 	where(p, after_st, count);
 	for (i = 0; i < 2; i++)
-		wb[i] = bwap_window_balance(after_st, npages, nodes, w, NN, windows[i]);
+		wb[i] = bwap_window_balance(after_st, npages, nodes, w, nn, windows[i]);
 	end_state(p);
 }
 
@@ -544,8 +561,8 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 			die("a page is on %s", "a node the test does not use");
 		count[k]++;
 	}
-	bwap_lr_targets(nu, count, new_w, NN, target);
-	for (k = 0; k < NN; k++)
+	bwap_lr_targets(nu, count, new_w, nn, target);
+	for (k = 0; k < nn; k++)
 		left[k] = share[k] = count[k] - target[k];
 	for (i = 0; i < nu; i++) {
 		k = node_index(st[i]);
@@ -554,7 +571,7 @@ static long user_rebalance(char *p, const unsigned char *new_w, long *moved)
 		    (share[k] - left[k] + 1) * count[k] > seen[k] * share[k])
 			continue;
 		best = -1;
-		for (d = 0; d < NN; d++) {
+		for (d = 0; d < nn; d++) {
 			if (share[d] >= 0 || left[d] >= 0)
 				continue;
 			/* least served: smallest (got + 1) / room */
@@ -915,7 +932,7 @@ static int thp_scenarios_run(void)
 		kb = bwap_anon_huge_kb(p);
 		end_state(p);
 		thp = 0;
-		for (k = 0; k < NN; k++)
+		for (k = 0; k < nn; k++)
 			exact &= count[k] == t->after[k];
 		snprintf(got, sizeof(got), "%ld/%ld/%ld/%ld", count[0], count[1], count[2],
 			 count[3]);
@@ -974,7 +991,7 @@ static int walk_cost_one(const char *label, const char *mthp)
 	for (r = 0; r < repeats; r++) {
 		long long t0 = now_ns();
 
-		if (bwap_mbind2_nodes(p, npages * PG, nodes, NN, w, MPOL_MF_REBALANCE)) {
+		if (bwap_mbind2_nodes(p, npages * PG, nodes, nn, w, MPOL_MF_REBALANCE)) {
 			perror("rebalance-bench: mbind2 rebalance");
 			exit(2);
 		}
@@ -1054,6 +1071,16 @@ static const struct peer_scenario peer_scenarios[] = {
 	  { 2185, 1287, 512, 512 }, 1224 },
 };
 #define NR_PEER_SCENARIOS (sizeof(peer_scenarios) / sizeof(peer_scenarios[0]))
+
+/* On 8 nodes (8node-opteron): base pages only, the THP rows are 4-node cases. */
+static const struct peer_scenario peer_scenarios8[] = {
+	/* canonical weights of 8node-opteron, workers on node 0, DWP 0 -> 0.1 */
+	{ "dwp-step-8", "DWP 0 -> 0.1", NULL, 0, 4096, { 12, 6, 4, 2, 4, 2, 3, 2 },
+	  { 40, 18, 12, 6, 12, 6, 9, 6 }, { 0 }, 0 },
+	{ "canonical-8", "uniform to canonical", NULL, 0, 4096, { 1, 1, 1, 1, 1, 1, 1, 1 },
+	  { 12, 6, 4, 2, 4, 2, 3, 2 }, { 0 }, 0 },
+};
+#define NR_PEER_SCENARIOS8 (sizeof(peer_scenarios8) / sizeof(peer_scenarios8[0]))
 
 enum { P_KERNEL, P_DAMON, P_USER, P_ALG1, NR_PEERS };
 static const char *const peer_names[NR_PEERS] = { "kernel", "DAMON", "move_pages", "Alg. 1" };
@@ -1136,9 +1163,9 @@ static int converged(const long *count, const long *target, const unsigned char 
 	long wsum = 0;
 	int k;
 
-	for (k = 0; k < NN; k++)
+	for (k = 0; k < nn; k++)
 		wsum += w[k];
-	for (k = 0; k < NN; k++) {
+	for (k = 0; k < nn; k++) {
 		double share = (double)npages * w[k] / wsum;
 
 		if (huge ? fabs(count[k] - share) > HPAGE_PAGES
@@ -1168,7 +1195,7 @@ static long long method_damon(char *p, const unsigned char *new_w, const long *t
 {
 	struct damon_migrate d = {
 		.pid = getpid(), .start = (unsigned long)p,
-		.end = (unsigned long)p + npages * PG, .nr_dests = NN,
+		.end = (unsigned long)p + npages * PG, .nr_dests = nn,
 		.node = nodes, .weight = new_w, .action = "migrate_hot",
 		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
 	};
@@ -1245,7 +1272,7 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	if (sc->huge)
 		memcpy(target, sc->after, sizeof(target));
 	else
-		bwap_lr_targets(npages, cur, sc->new_w, NN, target);
+		bwap_lr_targets(npages, cur, sc->new_w, nn, target);
 	drain_lru(p, before_st[0]);
 	weights_table(sc->new_w, table);
 	t0 = now_ns();
@@ -1275,14 +1302,14 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	r->moved = r->off = 0;
 	for (i = 0; i < npages; i++)
 		r->moved += before_st[i] != after_st[i];
-	for (k = 0; k < NN; k++)
+	for (k = 0; k < nn; k++)
 		r->off += labs(r->final[k] - target[k]);
 	r->off /= 2;
 	for (k = 0; k < 2; k++)
-		r->wb[k] = bwap_window_balance(after_st, npages, nodes, sc->new_w, NN, windows[k]);
+		r->wb[k] = bwap_window_balance(after_st, npages, nodes, sc->new_w, nn, windows[k]);
 	refault(p, refaulted);
 	r->refault_off = 0;
-	for (k = 0; k < NN; k++)
+	for (k = 0; k < nn; k++)
 		r->refault_off += labs(refaulted[k] - fresh_new[k]);
 	r->refault_off /= 2;
 	end_state(p);
@@ -1306,7 +1333,9 @@ static void fmt_conv(char *buf, size_t len, long long ns)
 static int peers(const char *only)
 {
 	static struct peer_result res[NR_PEER_SCENARIOS][NR_PEERS];
-	char saved[64], ow[24], nw[24], conv[24];
+	const struct peer_scenario *list = nn == 8 ? peer_scenarios8 : peer_scenarios;
+	int nr_list = nn == 8 ? (int)NR_PEER_SCENARIOS8 : (int)NR_PEER_SCENARIOS;
+	char saved[64], ow[48], nw[48], conv[24], buf[96];
 	long min[NR_PEER_SCENARIOS], fresh[NN];
 	double fresh_wb[NR_PEER_SCENARIOS][2];
 	int have_thp = !bwap_read_selected(THP_ENABLED, saved, sizeof(saved));
@@ -1322,14 +1351,14 @@ static int peers(const char *only)
 	free(after_st);
 	before_st = malloc(32 * HPAGE_PAGES * sizeof(int));
 	after_st = malloc(32 * HPAGE_PAGES * sizeof(int));
-	printf("# rebalance-bench --peers: nodes %d,%d,%d,%d, workers on CPU 0 (node %d), %d repeats,\n"
+	printf("# rebalance-bench --peers: %d nodes, workers on CPU 0 (node %d), %d repeats,\n"
 	       "# %s (median); DAMON: vaddr, migrate_hot, dests = the nodes with NEW weights,\n"
 	       "# sample 1 ms, aggr 1 ms, update 1000 s, 3 regions, one region = the range,\n"
 	       "# no quota, every access pattern; polled every %lld ms\n",
-	       nodes[0], nodes[1], nodes[2], nodes[3], nodes[0], repeats,
+	       nn, nodes[0], repeats,
 	       icount ? "instructions (run-vm --icount)" : "guest ns", PEER_POLL_NS / 1000000);
-	for (s = 0; s < (int)NR_PEER_SCENARIOS; s++) {
-		const struct peer_scenario *sc = &peer_scenarios[s];
+	for (s = 0; s < nr_list; s++) {
+		const struct peer_scenario *sc = &list[s];
 		long long v[MAX_REPEATS], kdv[MAX_REPEATS], cv[MAX_REPEATS];
 
 		if (only && strcmp(only, sc->name))
@@ -1352,7 +1381,7 @@ static int peers(const char *only)
 			where(p, after_st, fresh);
 			for (m = 0; m < 2; m++)
 				fresh_wb[s][m] = bwap_window_balance(after_st, npages, nodes, sc->new_w,
-								     NN, windows[m]);
+								     nn, windows[m]);
 			end_state(p);
 		}
 		for (m = 0; m < NR_PEERS; m++) {
@@ -1383,31 +1412,30 @@ static int peers(const char *only)
 			char *p = start_state(sc->old_w);
 
 			where(p, before_st, cur);
-			bwap_lr_targets(npages, cur, sc->new_w, NN, target);
+			bwap_lr_targets(npages, cur, sc->new_w, nn, target);
 			min[s] = min_moves(cur, target);
 			end_state(p);
 		}
 		fmt_w(ow, sc->old_w);
 		fmt_w(nw, sc->new_w);
 		printf("#\n# %s (%s): %s -> %s, %ld pages%s, minimum %ld moved; fresh fault under NEW:\n"
-		       "#   windows %.1f / %.1f, pages per node %ld/%ld/%ld/%ld\n",
+		       "#   windows %.1f / %.1f, pages per node %s\n",
 		       sc->name, sc->what, ow, nw, npages,
 		       sc->huge ? ", THP always" : "", min[s], fresh_wb[s][0], fresh_wb[s][1],
-		       fresh[0], fresh[1], fresh[2], fresh[3]);
+		       fmt_counts(buf, sizeof(buf), fresh));
 		printf("# %-10s %6s %6s %5s %10s %7s %6s %10s %13s %9s %-19s\n", "method", "moved",
 		       "/min", "off", unit, "/kernel", "/moved", "converged", "win 64 / 512", "refault",
 		       "final per node");
 		for (m = 0; m < NR_PEERS; m++) {
 			const struct peer_result *r = &res[s][m];
-			char fin[48];
+			char fin[96];
 
 			if (m == P_DAMON && !have_damon) {
 				printf("  %-10s %6s\n", peer_names[m], "n/a");
 				continue;
 			}
 			fmt_conv(conv, sizeof(conv), r->conv);
-			snprintf(fin, sizeof(fin), "%ld/%ld/%ld/%ld", r->final[0], r->final[1],
-				 r->final[2], r->final[3]);
+			fmt_counts(fin, sizeof(fin), r->final);
 			printf("  %-10s %6ld %5.2fx %5ld %10lld %6.2fx %6.0f %10s %5.1f / %5.1f %5ld %-3s %s\n",
 			       peer_names[m], r->moved, min[s] ? (double)r->moved / min[s] : 0.0,
 			       r->off, r->instr, (double)r->instr / res[s][P_KERNEL].instr,
@@ -1439,13 +1467,13 @@ static int peers(const char *only)
 	       PEER_SETTLE_POLLS, PEER_BOUND_NS / 1000000000LL);
 
 	/* TAP: the goal rows */
-	for (s = 0; s < (int)NR_PEER_SCENARIOS; s++)
-		if (!only || !strcmp(only, peer_scenarios[s].name))
+	for (s = 0; s < nr_list; s++)
+		if (!only || !strcmp(only, list[s].name))
 			t += 2 + NR_PEERS - 1;
 	printf("1..%d\n", t);
 	t = 0;
-	for (s = 0; s < (int)NR_PEER_SCENARIOS; s++) {
-		const struct peer_scenario *sc = &peer_scenarios[s];
+	for (s = 0; s < nr_list; s++) {
+		const struct peer_scenario *sc = &list[s];
 		const struct peer_result *k = &res[s][P_KERNEL];
 		int pass;
 
@@ -1530,6 +1558,17 @@ static void usage(FILE *out)
 			peer_scenarios[i].new_w[0], peer_scenarios[i].new_w[1],
 			peer_scenarios[i].new_w[2], peer_scenarios[i].new_w[3],
 			peer_scenarios[i].what, peer_scenarios[i].thp_enabled ? ", THP always" : "");
+	fprintf(out, "                  with --peers on 8 nodes (8node-opteron):\n");
+	for (size_t i = 0; i < NR_PEER_SCENARIOS8; i++) {
+		char ow[48], nw[48];
+
+		nn = 8;
+		fmt_w(ow, peer_scenarios8[i].old_w);
+		fmt_w(nw, peer_scenarios8[i].new_w);
+		nn = 4;
+		fprintf(out, "                    %-18s %s -> %s  %s\n", peer_scenarios8[i].name,
+			ow, nw, peer_scenarios8[i].what);
+	}
 	fprintf(out, "  --help          this text\n"
 		"\n"
 		"Exit status: 0 if the kernel's rebalance moved exactly the minimum to an\n"
@@ -1573,7 +1612,7 @@ int main(int argc, char **argv)
 	int ids[BWAP_MAX_NODES], opt, have_kernel, all_min = 1, all_wb = 1, thp_ok;
 	double fresh_wb[NR_SCENARIOS][2];
 	long sweep_mib = 0;
-	int walk = 0, peers_mode = 0;
+	int walk = 0, peers_mode = 0, have;
 	size_t s;
 	cpu_set_t cpus;
 
@@ -1611,10 +1650,13 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		die("unexpected argument '%s'; see --help", argv[optind]);
 	if (only && peers_mode) {
+		int found = 0;
+
 		for (s = 0; s < NR_PEER_SCENARIOS; s++)
-			if (!strcmp(only, peer_scenarios[s].name))
-				break;
-		if (s == NR_PEER_SCENARIOS)
+			found |= !strcmp(only, peer_scenarios[s].name);
+		for (s = 0; s < NR_PEER_SCENARIOS8; s++)
+			found |= !strcmp(only, peer_scenarios8[s].name);
+		if (!found)
 			die("no --peers scenario '%s'; --help lists them", only);
 	} else if (only) {
 		for (s = 0; s < NR_SCENARIOS; s++)
@@ -1624,8 +1666,12 @@ int main(int argc, char **argv)
 			die("no scenario '%s'; --help lists them", only);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (bwap_memory_nodes(ids, BWAP_MAX_NODES) < NN)
+	have = bwap_memory_nodes(ids, BWAP_MAX_NODES);
+	if (have < 4)
 		die("needs %s memory nodes; boot it with --topology 4node-asymmetric", "4");
+	/* --peers on 8 nodes runs the 8-node scenarios; everything else uses 4 */
+	if (peers_mode && have >= 8)
+		nn = 8;
 	memcpy(nodes, ids, sizeof(nodes));
 	/* the workers: this process, on CPU 0 of node 0 */
 	CPU_ZERO(&cpus);
@@ -1677,7 +1723,7 @@ int main(int argc, char **argv)
 	       "moved", "ratio", "off", "moved", "ratio", "off", "moved", "ratio", "off");
 	for (s = 0; s < NR_SCENARIOS; s++) {
 		const struct scenario *sc = &scenarios[s];
-		char ow[24], nw[24];
+		char ow[48], nw[48];
 
 		if (only && strcmp(only, sc->name))
 			continue;
@@ -1731,7 +1777,7 @@ int main(int argc, char **argv)
 
 		if (only && strcmp(only, sc->name))
 			continue;
-		bwap_lr_targets(npages, res[s][1].cur, sc->new_w, NN, target);
+		bwap_lr_targets(npages, res[s][1].cur, sc->new_w, nn, target);
 		printf("# %-18s start %ld/%ld/%ld/%ld target %ld/%ld/%ld/%ld\n", sc->name,
 		       res[s][1].cur[0], res[s][1].cur[1], res[s][1].cur[2], res[s][1].cur[3],
 		       target[0], target[1], target[2], target[3]);
