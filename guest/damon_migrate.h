@@ -138,11 +138,23 @@ static int damon_setup(const struct damon_migrate *d)
 	return 0;
 }
 
+static int damon_off(void);
+
+/* A program that exits while the kdamond runs turns it off first. */
+static void damon_off_at_exit(void)
+{
+	if (bwap_read_long(DAMON_KDAMOND "/pid") > 0)
+		damon_off();
+}
+
 /* Start kdamond 0; returns its pid, or -1. */
 static int damon_on(void)
 {
+	static int registered;
 	long pid;
 
+	if (!registered && !atexit(damon_off_at_exit))
+		registered = 1;
 	if (damon_writef(DAMON_KDAMOND "/state", "on"))
 		return -1;
 	pid = bwap_read_long(DAMON_KDAMOND "/pid");
