@@ -1064,7 +1064,8 @@ static const struct peer_scenario peer_scenarios[] = {
 	/* canonical weights of 4node-asymmetric, workers on node 0, DWP 0 -> 0.1 */
 	{ "dwp-step", "DWP 0 -> 0.1", NULL, 0, 4096, { 20, 10, 8, 5 }, { 67, 30, 24, 15 }, { 0 }, 0 },
 	{ "small-change", "one node one step", NULL, 0, 4096, { 4, 2, 1, 1 }, { 5, 2, 1, 1 }, { 0 }, 0 },
-	{ "large-reweight", "uniform to 5,3,1,1", NULL, 0, 4096, { 1, 1, 1, 1 }, { 5, 3, 1, 1 }, { 0 }, 0 },
+	{ "large-reweight", "uniform to 5,3,1,1", NULL, 0, 4096, { 1, 1, 1, 1 }, { 5, 3, 1, 1 },
+	  { 0 }, 0 },
 	{ "thp-always", "32 THPs", "always", 32, 0, { 4, 2, 1, 1 }, { 5, 3, 1, 1 },
 	  { 8192, 4608, 2048, 1536 }, 512 },
 	{ "thp-mixed", "8 THPs + 400 pages", "always", 8, 400, { 1, 1, 1, 1 }, { 5, 3, 1, 1 },
@@ -1445,7 +1446,8 @@ static int peers(const char *only)
 		}
 		if (have_damon)
 			printf("#   DAMON: kdamond %lld of its %lld %s; last page moved after %.2f ms;\n"
-			       "#   once settled the kdamond kept walking the range at %.0f %s per ms until turned off\n",
+			       "#   once settled the kdamond kept walking the range at %.0f %s per ms\n"
+			       "#   until turned off\n",
 			       res[s][P_DAMON].kdamond, res[s][P_DAMON].instr, unit,
 			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit);
 		thp = 0;
