@@ -39,6 +39,12 @@ int bwap_chart_curve(const char *path, const struct bwap_tuner_point *pts, int n
 	return -1;
 }
 
+int bwap_chart_peers(const char *path, const struct bwap_peers_report *r, char *err, size_t errlen)
+{
+	snprintf(err, errlen, NO_CHARTS);
+	return -1;
+}
+
 int bwap_chart_search(const char *path, struct json_object *result, char *err, size_t errlen)
 {
 	snprintf(err, errlen, NO_CHARTS);
