@@ -18,7 +18,7 @@ static const struct {
 	{ "bench", cmd_bench, "STREAM-style bandwidth under each placement: does BWAP help here?" },
 	{ "search", cmd_search, "find the best thread and page placement for a command" },
 	{ "model", cmd_model, "predict throughput of placements (MODELLED, not measured)" },
-	{ "report", cmd_report, "PNG of the matrix and weights, or of bwapd's DWP search" },
+	{ "report", cmd_report, "charts: matrix and weights, bwapd's DWP search, a result JSON, a --peers report" },
 	{ "attach", cmd_attach, "ask bwapd to tune a running process" },
 	{ "detach", cmd_detach, "ask bwapd to stop tuning a process" },
 	{ "status", cmd_status, "what bwapd tunes: DWP, weights, pages per node" },

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bwapctl report: charts.  The matrix and the weights, bwapd's DWP search
- * curve, or a result JSON (bench, search) written anywhere, drawn here.
+ * curve, a result JSON (bench, search) written anywhere, or
+ * rebalance-bench --peers' text report, drawn here.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,8 @@ static void help(FILE *f)
 {
 	fprintf(f, "Usage: bwapctl report --workers SET -o FILE.png|FILE.svg [OPTIONS]\n"
 		   "       bwapctl report --search PID|LOG -o FILE.png [--state-dir DIR]\n"
-		   "       bwapctl report --from FILE.json -o FILE.png\n\n"
+		   "       bwapctl report --from FILE.json -o FILE.png\n"
+		   "       bwapctl report --peers REPORT.txt -o FILE.png\n\n"
 		   "Draws the bandwidth matrix as a heatmap (row = CPU node, column = memory\n"
 		   "node, GB/s in each cell, blue = slow, red = fast) and the canonical\n"
 		   "weights for SET as a bar chart (workers orange, percentages on top).\n"
@@ -31,6 +33,9 @@ static void help(FILE *f)
 		   "                   order, a colour per search, grey = monitoring the\n"
 		   "                   optimum, where it settled ringed.  LOG is a search log;\n"
 		   "                   PID reads STATE_DIR/search-PID.log\n"
+		   "  --peers REPORT   draw rebalance-bench --peers' report (scripts/run-bench\n"
+		   "                   --peers: build/bench/peers-*.txt): pages moved / minimum\n"
+		   "                   and instructions / the kernel's per scenario and method\n"
 		   "%s"
 		   "  -h, --help       this text\n", matrix_opts_help);
 }
@@ -58,6 +63,20 @@ static int report_search(const char *what, const char *state_dir, const char *ou
 		printf("settled at DWP %.3f (ringed)\n", settled.dwp);
 	else
 		printf("still searching, last DWP %.3f\n", pts[n - 1].dwp);
+	return 0;
+}
+
+/* rebalance-bench --peers' text report */
+static int report_peers(const char *file, const char *out)
+{
+	static struct bwap_peers_report r;
+	char err[512];
+
+	if (bwap_peers_read(file, &r, err, sizeof(err)) || bwap_chart_peers(out, &r, err, sizeof(err))) {
+		cli_error("report", "--peers %s", err);
+		return 1;
+	}
+	printf("wrote %s: %d scenarios x %d methods from %s\n", out, r.nr_scenarios, r.nr_methods, file);
 	return 0;
 }
 
@@ -106,7 +125,7 @@ int cmd_report(int argc, char **argv)
 	struct bwap_weights w;
 	struct place_opts po;
 	bwap_nodeset nodes = 0;
-	const char *out = NULL, *search = NULL, *from = NULL;
+	const char *out = NULL, *search = NULL, *from = NULL, *peers = NULL;
 	char err[512] = "";
 
 	matrix_opts_init(&mo);
@@ -116,6 +135,7 @@ int cmd_report(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "search", required_argument, NULL, OPT_SEARCH },
 		{ "from", required_argument, NULL, OPT_FROM },
+		{ "peers", required_argument, NULL, OPT_PEERS },
 		{ "dwp", required_argument, NULL, OPT_DWP },
 		CLI_MATRIX_OPTIONS,
 		CLI_HELP_OPTION,
@@ -148,6 +168,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_FROM:
 			from = optarg;
 			break;
+		case OPT_PEERS:
+			peers = optarg;
+			break;
 		}
 	}
 	if (optind < argc) {
@@ -162,14 +185,17 @@ int cmd_report(int argc, char **argv)
 		cli_error("report", "%s", err);
 		return 2;
 	}
-	if (!!search + !!from + !!po.workers != 1) {
-		cli_error("report", "give one of --workers SET, --search PID|LOG or --from FILE.json");
+	if (!!search + !!from + !!peers + !!po.workers != 1) {
+		cli_error("report", "give one of --workers SET, --search PID|LOG, --from FILE.json or "
+			  "--peers REPORT.txt");
 		return 2;
 	}
 	if (search)
 		return report_search(search, mo.state_dir, out);
 	if (from)
 		return report_from(from, out);
+	if (peers)
+		return report_peers(peers, out);
 	m = malloc(sizeof(*m));
 	if (!m || matrix_opts_load(&mo, m))
 		return 1;

@@ -185,7 +185,19 @@ echo '{"bwapctl": "bench", "placements": [' > "$tmp/cut.json"
 expect 1 "cut.json: not JSON: unexpected end of data" "$BWAPCTL" report --from "$tmp/cut.json" -o "$tmp/x.png"
 echo '{"bwapctl": "bench", "placements": []}' > "$tmp/empty.json"
 expect 1 "1 to 10 placements, this one 0" "$BWAPCTL" report --from "$tmp/empty.json" -o "$tmp/x.png"
-expect 2 "give one of --workers SET, --search PID|LOG or --from FILE.json" "$BWAPCTL" report -o "$tmp/x.png"
+expect 2 "give one of --workers SET, --search PID|LOG, --from FILE.json or --peers REPORT.txt" "$BWAPCTL" report -o "$tmp/x.png"
+# rebalance-bench --peers' report: drawn; a bad line refused by its number
+expect 0 "" "$BWAPCTL" report --peers "$here/data/peers-7.3-8node-opteron.txt" -o "$tmp/peers.svg"
+[ -s "$tmp/peers.svg" ]
+ok $? "report --peers: the SVG is written"
+sed 's/^  DAMON  .*/  DAMON      lots/' "$here/data/peers-7.3-8node-opteron.txt" > "$tmp/peers-bad.txt"
+expect 1 "peers-bad.txt:11: not 'moved /min x off instr /kernel x /moved'" \
+	"$BWAPCTL" report --peers "$tmp/peers-bad.txt" -o "$tmp/x.png"
+# the static build draws nothing, and says so before reading anything
+if [ -x "$here/../bwapctl-static" ]; then
+	expect 2 "charts need the dynamic bwapctl" "$here/../bwapctl-static" report \
+		--peers "$here/data/peers-7.3-8node-opteron.txt" -o "$tmp/x.png"
+fi
 [ ! -e "$tmp/x.png" ]
 ok $? "report: no chart file left by the refused ones"
 
