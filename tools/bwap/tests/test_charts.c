@@ -4,7 +4,9 @@
  * at the size its layout gives, has dark title text in its title band and
  * the colours its legend promises; each SVG parses (libxml2) as an <svg>
  * of the same size with the glyphs of its text; bad input is refused with
- * a message, and no file is left behind.
+ * a message, and no file is left behind.  rebalance-bench --peers' text
+ * reports parse to their exact figures, and bad ones are refused at the
+ * line that is wrong.
  */
 #include <cairo.h>
 #include <libxml/parser.h>
@@ -312,6 +314,138 @@ static void test_search_chart(void)
 	json_object_put(o);
 }
 
+/* Text with the first 'from' replaced by 'to' (static buffer), or NULL if from is not in it. */
+static const char *edited(const char *text, const char *from, const char *to)
+{
+	static char buf[16384];
+	const char *at = strstr(text, from);
+	size_t head = at ? at - text : 0;
+
+	if (!at || strlen(text) + strlen(to) >= sizeof(buf))
+		return NULL;
+	memcpy(buf, text, head);
+	strcpy(buf + head, to);
+	strcat(buf, at + strlen(from));
+	return buf;
+}
+
+/* rebalance-bench --peers' reports, as run-bench --peers saved them: what the parse reads. */
+static void test_peers_parse(void)
+{
+	static struct bwap_peers_report r;
+	const struct bwap_peers_scenario *sc;
+	char err[512] = "", *text;
+	int ok;
+
+	ok = !bwap_peers_read(test_data("peers-7.3-4node-asymmetric.txt"), &r, err, sizeof(err));
+	CHECK(ok, "peers 4-node: the report parses (%s)", err);
+	if (!ok)
+		return;
+	CHECK(r.nr_scenarios == 5 && r.nr_methods == 4, "peers 4-node: 5 scenarios x 4 methods (%d x %d)",
+	      r.nr_scenarios, r.nr_methods);
+	CHECK(!strcmp(r.method[0], "kernel") && !strcmp(r.method[1], "DAMON") && !strcmp(r.method[2], "move_pages") &&
+	      !strcmp(r.method[3], "Alg. 1"), "peers 4-node: the methods in order: kernel, DAMON, move_pages, Alg. 1");
+	CHECK(!strcmp(r.base, "7.3") && !strcmp(r.source, "linux-source-7.3") && !strcmp(r.variant, "damon") &&
+	      !strcmp(r.topology, "4node-asymmetric") && r.nodes == 4 && r.worker_node == 0 && r.repeats == 3 &&
+	      !strcmp(r.unit, "instr"), "peers 4-node: 7.3 damon on 4node-asymmetric, 4 nodes, 3 repeats, instr");
+	CHECK(r.tap_plan == 25 && r.tap_ok == 25 && !r.tap_not_ok, "peers 4-node: TAP 1..25, all ok");
+	sc = &r.sc[0];
+	CHECK(!strcmp(sc->name, "dwp-step") && !strcmp(sc->what, "DWP 0 -> 0.1") && !strcmp(sc->old_w, "20,10,8,5") &&
+	      !strcmp(sc->new_w, "67,30,24,15") && sc->pages == 4096 && sc->minimum == 108 && !sc->thp,
+	      "peers 4-node: dwp-step, 20,10,8,5 -> 67,30,24,15, 4096 base pages, minimum 108");
+	CHECK(sc->row[0].moved == 108 && sc->row[0].instr == 2142770 && sc->row[0].per_kernel == 1.0 &&
+	      sc->row[0].final[0] == 2018 && sc->row[0].final[3] == 452,
+	      "peers 4-node: dwp-step's kernel row: 108 moved, 2142770 instr, 2018/.../452");
+	CHECK(sc->row[1].moved == 2747 && sc->row[1].per_min == 25.44 && sc->row[1].per_kernel == 12.89 &&
+	      sc->row[1].converged_ms == 29.57 && sc->row[3].converged_ms == -1,
+	      "peers 4-node: dwp-step's DAMON 2747 moved, 25.44x, 12.89x, 29.57 ms; Alg. 1 never converged");
+	sc = &r.sc[4];
+	CHECK(!strcmp(sc->name, "thp-mixed") && sc->thp && sc->pages == 4496 && sc->row[2].instr == 885198130 &&
+	      sc->row[2].per_kernel == 144.27 && sc->row[2].per_min == 1.77,
+	      "peers 4-node: thp-mixed (THP) move_pages: 885198130 instr, 144.27x the kernel's, 1.77x the minimum");
+	ok = !bwap_peers_read(test_data("peers-7.3-8node-opteron.txt"), &r, err, sizeof(err));
+	CHECK(ok && r.nr_scenarios == 2 && r.nr_methods == 4 && r.nodes == 8 && !strcmp(r.topology, "8node-opteron") &&
+	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min == 3.31 &&
+	      r.sc[1].row[0].final[7] == 234 && r.tap_plan == 10,
+	      "peers 8-node: 2 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON 3.31x (%s)", err);
+
+	/* strict: each bad report refused with the line it is on */
+	text = bwap_read_file(test_data("peers-7.3-4node-asymmetric.txt"), NULL);
+	CHECK(text, "peers: the 4-node report reads as text");
+	if (!text)
+		return;
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "25.44x", "26.44x"), "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "r.txt:11: /min 26.44x is not 2747 moved / minimum 108"),
+	      "peers: a /min that is not moved / minimum is refused at its line (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "  12.89x", "    infx"), "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "r.txt:11: ") && strstr(err, "must be finite"),
+	      "peers: an infinite /kernel is refused at its line (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "#   DAMON: kdamond 23278843", "DAMON: kdamond 23278843"), "r.txt", &r, err,
+			       sizeof(err)) && strstr(err, "r.txt:14: not a line rebalance-bench --peers"),
+	      "peers: an unknown line is refused, named (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "2018/903/723/452", "2018/903/723"), "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "r.txt:10: the final pages per node are not 4 counts"),
+	      "peers: a row with 3 of the 4 nodes is refused (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "  DAMON        3844", "  kernel       3844"), "r.txt", &r, err,
+			       sizeof(err)) && strstr(err, "method 'kernel' a second time in scenario 'thp-mixed'"),
+	      "peers: a method twice in a scenario is refused (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "1..25\n", ""), "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "no TAP plan"), "peers: a report without its TAP lines (cut short) is refused (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse("# kunit: 31 passed\n", "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "not a rebalance-bench --peers report"), "peers: another report is refused (%s)", err);
+	/* a kernel without DAMON prints its rows n/a: parsed, not measured */
+	err[0] = '\0';
+	ok = !bwap_peers_parse(edited(text, "  DAMON        2747 25.44x     8   27627672  12.89x  10057   29.57 ms  "
+				      "32.5 /  17.4   116 no  2026/900/720/450", "  DAMON         n/a"),
+			       "r.txt", &r, err, sizeof(err));
+	CHECK(ok && r.sc[0].row[1].na && !r.sc[0].row[1].have && r.sc[1].row[1].have,
+	      "peers: DAMON n/a in one scenario parses as not measured (%s)", err);
+	CHECK(ok && !bwap_chart_peers(out("peers-na.png"), &r, err, sizeof(err)),
+	      "peers: the chart draws with an n/a row (%s)", err);
+	free(text);
+}
+
+/* The chart of the 4-node report, as a person sees it. */
+static void test_peers_chart(void)
+{
+	static struct bwap_peers_report r;
+	static const double colours[4][3] = {
+		{ 0.12, 0.47, 0.71 }, { 1.00, 0.50, 0.05 }, { 0.17, 0.63, 0.17 }, { 0.84, 0.15, 0.16 },
+	};
+	cairo_surface_t *s;
+	char err[512] = "";
+	int w = 0, h = 0, g = 0, missing = 0, ok;
+
+	if (bwap_peers_read(test_data("peers-7.3-4node-asymmetric.txt"), &r, err, sizeof(err))) {
+		CHECK(0, "peers chart: the report parses (%s)", err);
+		return;
+	}
+	CHECK(!bwap_chart_peers(out("peers-report.png"), &r, err, sizeof(err)), "peers chart: PNG drawn (%s)", err);
+	s = load_png(out("peers-report.png"), &w, &h);
+	CHECK(s && w == 1100 && h == 860, "peers chart: the PNG decodes, 1100x860 (%dx%d)", w, h);
+	if (s) {
+		CHECK(dark_pixels(s, 12, 36) > 500, "peers chart: the title band has dark text");
+		for (int m = 0; m < 4; m++)
+			missing += colour_pixels(s, colours[m][0], colours[m][1], colours[m][2]) < 144;
+		CHECK(!missing, "peers chart: each of the 4 methods' colours fills its legend swatch and bars");
+		cairo_surface_destroy(s);
+	}
+	/* the titles, legend, labels and footnote: over 1000 letters */
+	ok = !bwap_chart_peers(out("peers-report.svg"), &r, err, sizeof(err)) &&
+	     svg_ok(out("peers-report.svg"), 1100, 860, 1000, &g);
+	CHECK(ok, "peers chart: the SVG parses, <svg> 1100x860pt, %d glyphs (%s)", g, err);
+	err[0] = '\0';
+	CHECK(bwap_chart_peers(out("peers.jpg"), &r, err, sizeof(err)) && strstr(err, "FILE.png or FILE.svg") &&
+	      access(out("peers.jpg"), F_OK), "peers chart: a .jpg name is refused, no file written (%s)", err);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -323,6 +457,8 @@ int main(void)
 	test_report_chart();
 	test_curve_chart();
 	test_search_chart();
+	test_peers_parse();
+	test_peers_chart();
 	{
 		char cmd[300];
 
