@@ -136,3 +136,14 @@ as_root() {
 # Seconds since the epoch, for stage timings.
 now() { date +%s; }
 elapsed() { echo "$(( $(now) - $1 ))s"; }
+
+# require_free_space DIR GIB WHAT: stop before a long run that would fail
+# half-way for want of disk (tar and the linker then fail far from the
+# cause), naming what needs the space.
+require_free_space() {
+	local dir=$1 need=$2 what=$3 avail_kib
+	mkdir -p "$dir"
+	avail_kib=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+	[ "$avail_kib" -ge $((need * 1024 * 1024)) ] ||
+		die "$dir has $((avail_kib / 1024 / 1024)) GiB free; $what needs about $need GiB. Free some (old clones' build/ directories, 'ccache -C') and run again"
+}
