@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bwap.h"
+#include "fake_sysfs.h"
 #include "tap.h"
 
 static void test_mlc(void)
@@ -86,65 +87,35 @@ static void test_topo(void)
 }
 
 /* A fake /sys/devices/system/node for the 4-node machine, as QEMU's HMAT shows it. */
-static void write_file(const char *path, const char *text)
+static int make_fake_sysfs(char *root, size_t size)
 {
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *make_fake_sysfs(void)
-{
-	static char root[] = "/tmp/bwap-test-sysfs.XXXXXX";
 	static const char *const dist[4] = { "10 16 22 28", "16 10 28 22", "22 28 10 16", "28 22 16 10" };
-	char path[512], cmd[600];
+	char text[128];
+	int err = fake_sysfs_new(root, size, "sysfs", 4);
 
-	if (!mkdtemp(root))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/devices/system/node", root);
-	if (system(cmd))
-		return NULL;
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node/online", root);
-	write_file(path, "0-3\n");
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node/has_cpu", root);
-	write_file(path, "0-3\n");
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node/has_memory", root);
-	write_file(path, "0-3\n");
-	for (int n = 0; n < 4; n++) {
-		char base[400], text[128];
-
-		snprintf(base, sizeof(base), "%s/sys/devices/system/node/node%d", root, n);
+	for (int n = 0; n < 4 && !err; n++) {
 		for (int cls = 0; cls < 2; cls++) {
-			snprintf(cmd, sizeof(cmd), "mkdir -p %s/access%d/initiators/node%d", base, cls, n);
-			if (system(cmd))
-				return NULL;
-			snprintf(path, sizeof(path), "%s/access%d/initiators/read_bandwidth", base, cls);
-			write_file(path, "20480\n");
-			snprintf(path, sizeof(path), "%s/access%d/initiators/read_latency", base, cls);
-			write_file(path, "80\n");
+			err |= fake_sysfs_dir(root, "node%d/access%d/initiators/node%d", n, cls, n);
+			err |= fake_sysfs_put(root, "20480\n", "node%d/access%d/initiators/read_bandwidth", n, cls);
+			err |= fake_sysfs_put(root, "80\n", "node%d/access%d/initiators/read_latency", n, cls);
 		}
-		snprintf(path, sizeof(path), "%s/cpulist", base);
-		snprintf(text, sizeof(text), "%d\n", n);
-		write_file(path, text);
-		snprintf(path, sizeof(path), "%s/distance", base);
 		snprintf(text, sizeof(text), "%s\n", dist[n]);
-		write_file(path, text);
-		snprintf(path, sizeof(path), "%s/meminfo", base);
+		err |= fake_sysfs_put(root, text, "node%d/distance", n);
 		snprintf(text, sizeof(text), "Node %d MemTotal:  524288 kB\nNode %d MemFree:  500000 kB\n", n, n);
-		write_file(path, text);
+		err |= fake_sysfs_put(root, text, "node%d/meminfo", n);
 	}
-	return root;
+	return err;
 }
 
 static void test_hmat(void)
 {
 	struct bwap_topology *t = malloc(sizeof(*t));
 	struct bwap_matrix m;
-	char err[512] = "", cmd[600], *root = make_fake_sysfs();
+	char err[512] = "", root[64];
 	int diag = 1, unknown = 1;
 
-	CHECK(root && !bwap_topology_read(t, root, err, sizeof(err)), "hmat: fake sysfs reads %s", err);
+	CHECK(!make_fake_sysfs(root, sizeof(root)) && !bwap_topology_read(t, root, err, sizeof(err)),
+	      "hmat: fake sysfs reads %s", err);
 	CHECK(t->nr_nodes == 4 && t->has_cpu == 0xf && t->node[2].nr_cpus == 1 && t->node[2].cpus[2],
 	      "hmat: 4 nodes, CPU n on node n");
 	CHECK(t->node[1].distance[2] == 28 && t->node[3].mem_total_kb == 524288, "hmat: distances and memory");
@@ -164,8 +135,7 @@ static void test_hmat(void)
 	CHECK(!bwap_matrix_from_hmat(&m, t, 1, err, sizeof(err)), "hmat: estimate fills the gaps");
 	CHECK(m.estimated[1][0] && m.bw[1][0] == m.bw[0][0] * 10 / 16 && m.lat[3][0] == 80.0 * 28 / 10,
 	      "hmat: estimates scale by SLIT distance and are marked");
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	CHECK(system(cmd) == 0, "hmat: fake sysfs removed");
+	CHECK(!fake_sysfs_remove(root), "hmat: fake sysfs removed");
 	free(t);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bwap.h"
+#include "fake_sysfs.h"
 #include "tap.h"
 
 static int same(const unsigned char *w, const int *want, int n)
@@ -109,57 +110,21 @@ static void test_hmsdk_weights(void)
 	check_hmsdk_refused("an unknown entry", (double[]){ 100, -1 }, 2, "no bandwidth to node 1");
 }
 
-/* A fake sysfs: 4 nodes, access1 read/write bandwidth of each as given. */
-static void put(const char *path, const char *text)
+/* A fake sysfs: 4 nodes, access1 read/write bandwidth of each as given (-1: none). */
+static int fake_sysfs(char *root, size_t size, const long *rd, const long *wr)
 {
-	FILE *f = fopen(path, "w");
+	char v[32];
+	int err = fake_sysfs_new(root, size, "peer", 4);
 
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static char *fake_sysfs(const long *rd, const long *wr)
-{
-	static char root[64];
-	char path[512], cmd[700], v[32];
-
-	snprintf(root, sizeof(root), "/tmp/bwap-test-peer.XXXXXX");
-	if (!mkdtemp(root))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/devices/system/node", root);
-	if (system(cmd))
-		return NULL;
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node/online", root);
-	put(path, "0-3\n");
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node/has_cpu", root);
-	put(path, "0-3\n");
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node/has_memory", root);
-	put(path, "0-3\n");
-	for (int n = 0; n < 4; n++) {
-		char base[400];
-
-		snprintf(base, sizeof(base), "%s/sys/devices/system/node/node%d", root, n);
-		snprintf(path, sizeof(path), "%s/cpulist", base);
-		snprintf(v, sizeof(v), "%d\n", n);
-		snprintf(cmd, sizeof(cmd), "mkdir -p %s", base);
-		if (system(cmd))
-			return NULL;
-		put(path, v);
+	for (int n = 0; n < 4 && !err; n++) {
 		if (rd[n] < 0)
 			continue;
-		snprintf(cmd, sizeof(cmd), "mkdir -p %s/access1/initiators/node%d", base, n);
-		if (system(cmd))
-			return NULL;
-		snprintf(path, sizeof(path), "%s/access1/initiators/read_bandwidth", base);
 		snprintf(v, sizeof(v), "%ld\n", rd[n]);
-		put(path, v);
-		snprintf(path, sizeof(path), "%s/access1/initiators/write_bandwidth", base);
+		err |= fake_sysfs_put(root, v, "node%d/access1/initiators/read_bandwidth", n);
 		snprintf(v, sizeof(v), "%ld\n", wr[n]);
-		put(path, v);
+		err |= fake_sysfs_put(root, v, "node%d/access1/initiators/write_bandwidth", n);
 	}
-	return root;
+	return err;
 }
 
 static void test_from_sysfs(void)
@@ -188,10 +153,11 @@ static void test_from_sysfs(void)
 		struct bwap_topology *t = malloc(sizeof(*t));
 		unsigned int bw[BWAP_MAX_NODES];
 		unsigned char w[BWAP_MAX_NODES];
-		char err[512] = "", cmd[600], *root = fake_sysfs(cases[c].rd, cases[c].wr);
+		char err[512] = "", root[64];
+		int made = !fake_sysfs(root, sizeof(root), cases[c].rd, cases[c].wr);
 		int have = -1, ok = 0;
 
-		if (t && root && !bwap_topology_read(t, root, err, sizeof(err))) {
+		if (t && made && !bwap_topology_read(t, root, err, sizeof(err))) {
 			have = bwap_auto_bandwidth_from_hmat(t, bw);
 			bwap_auto_weights(bw, t->has_memory, t->nr_nodes, w);
 			ok = have == cases[c].have && same(w, cases[c].w, 4);
@@ -200,11 +166,7 @@ static void test_from_sysfs(void)
 		}
 		CHECK(ok, "auto from sysfs access1: %s (%d nodes with bandwidth, got %s) %s", cases[c].what, have,
 		      text(w, 4), err);
-		if (root) {
-			snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-			if (system(cmd))
-				perror(cmd);
-		}
+		CHECK(!fake_sysfs_remove(root), "auto from sysfs access1: fake sysfs removed");
 		free(t);
 	}
 }
