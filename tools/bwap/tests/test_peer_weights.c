@@ -119,6 +119,7 @@ static int fake_sysfs(char *root, size_t size, const long *rd, const long *wr)
 	for (int n = 0; n < 4 && !err; n++) {
 		if (rd[n] < 0)
 			continue;
+		err |= fake_sysfs_dir(root, "node%d/access1/initiators/node%d", n, n);
 		snprintf(v, sizeof(v), "%ld\n", rd[n]);
 		err |= fake_sysfs_put(root, v, "node%d/access1/initiators/read_bandwidth", n);
 		snprintf(v, sizeof(v), "%ld\n", wr[n]);
