@@ -200,22 +200,6 @@ static void expect_policy(struct __test_metadata *_metadata,
 			TH_LOG("node %d", self->nodes[i]);
 }
 
-/* What the calls between the two reads added to mpol_rebalance_*. */
-static long delta_scanned(const struct _test_data_gmem *self)
-{
-	return self->after.scanned - self->before.scanned;
-}
-
-static long delta_moved(const struct _test_data_gmem *self)
-{
-	return self->after.moved - self->before.moved;
-}
-
-static long delta_failed(const struct _test_data_gmem *self)
-{
-	return self->after.failed - self->before.failed;
-}
-
 /*
  * process_mpol_reweight() to 4,2,1,1 with MPOL_MF_REBALANCE: the anonymous
  * VMA goes from 100 a node to 200/100/50/50 (100 pages moved, the
@@ -237,9 +221,9 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 
 	expect_anon(_metadata, self, 200, 100, 50, 50);
 	expect_gmem_unmoved(_metadata, self);
-	EXPECT_EQ(NPAGES, delta_scanned(self));
-	EXPECT_EQ(100, delta_moved(self));
-	EXPECT_EQ(0, delta_failed(self));
+	EXPECT_EQ(NPAGES, wi_rebalance_delta(&self->before, &self->after).scanned);
+	EXPECT_EQ(100, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 	expect_policy(_metadata, self, self->anon, 4, 2, 1, 1);
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
@@ -261,9 +245,9 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 
 	expect_anon(_metadata, self, 40, 80, 120, 160);
 	expect_gmem_unmoved(_metadata, self);
-	EXPECT_EQ(NPAGES, delta_scanned(self));
-	EXPECT_EQ(80, delta_moved(self));
-	EXPECT_EQ(0, delta_failed(self));
+	EXPECT_EQ(NPAGES, wi_rebalance_delta(&self->before, &self->after).scanned);
+	EXPECT_EQ(80, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 	expect_policy(_metadata, self, self->anon, 1, 2, 3, 4);
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
@@ -279,9 +263,9 @@ TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 
 	expect_gmem_unmoved(_metadata, self);
 	expect_anon(_metadata, self, 100, 100, 100, 100);
-	EXPECT_EQ(0, delta_scanned(self));
-	EXPECT_EQ(0, delta_moved(self));
-	EXPECT_EQ(0, delta_failed(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 	expect_policy(_metadata, self, self->gmem, 0, 0, 0, 1);
 }
 

@@ -136,22 +136,6 @@ static long reweight_self(struct _test_data_rebalance *self, int a, int b, int c
 	return ret;
 }
 
-/* What the calls between the two reads added to mpol_rebalance_*. */
-static long delta_moved(const struct _test_data_rebalance *self)
-{
-	return self->after.moved - self->before.moved;
-}
-
-static long delta_scanned(const struct _test_data_rebalance *self)
-{
-	return self->after.scanned - self->before.scanned;
-}
-
-static long delta_failed(const struct _test_data_rebalance *self)
-{
-	return self->after.failed - self->before.failed;
-}
-
 /*
  * The acceptance case: 4000 pages under 1,1,1,1 reweighted to 4,2,1,1 end
  * as 2000/1000/500/500 with 1000 pages moved, and back again with 1000.
@@ -163,19 +147,19 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
-	EXPECT_EQ(NPAGES, delta_scanned(self));
-	EXPECT_EQ(1000, delta_moved(self));
-	EXPECT_EQ(0, delta_failed(self));
+	EXPECT_EQ(NPAGES, wi_rebalance_delta(&self->before, &self->after).scanned);
+	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	EXPECT_EQ(1000, delta_moved(self));
+	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	/* Same weights again: nothing to move. */
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, delta_moved(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
 }
 
 /*
@@ -210,8 +194,8 @@ TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
 		ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 		ASSERT_EQ(0, reweight_self(self, w[0], w[1], w[2], w[3],
 					   MPOL_MF_REBALANCE));
-		EXPECT_EQ(min_moved[t], delta_moved(self));
-		EXPECT_EQ(0, delta_failed(self));
+		EXPECT_EQ(min_moved[t], wi_rebalance_delta(&self->before, &self->after).moved);
+		EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 		ASSERT_EQ(0, wi_page_nodes(self->p, NPAGES, rebal_st));
 		munmap(self->p, self->len);
 		self->p = NULL;
@@ -236,7 +220,7 @@ TEST_F(rebalance, drain_node_to_zero)
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 0, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1334, 1333, 1333, 0);
-	EXPECT_EQ(1000, delta_moved(self));
+	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
@@ -252,7 +236,7 @@ static void expect_shared_range_reweighted(struct __test_metadata *_metadata,
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(800, 2400, 0, 800);
-	EXPECT_EQ(1400, delta_moved(self));
+	EXPECT_EQ(1400, wi_rebalance_delta(&self->before, &self->after).moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(3, r.w[self->nodes[1]]);
@@ -370,9 +354,9 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 	EXPECT_EQ(128, lo[self->nodes[3]]);
 	EXPECT_EQ(MEMFD_PAGES / 2, hi[self->nodes[0]]);
 	/* Only the weighted half is counted; 128 + 128 pages move. */
-	EXPECT_EQ(MEMFD_PAGES / 2, delta_scanned(self));
-	EXPECT_EQ(256, delta_moved(self));
-	EXPECT_EQ(0, delta_failed(self));
+	EXPECT_EQ(MEMFD_PAGES / 2, wi_rebalance_delta(&self->before, &self->after).scanned);
+	EXPECT_EQ(256, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 	EXPECT_EQ(0, bad_pages(q, MEMFD_PAGES, 4));
 	munmap(q, len);
 	close(fd);
@@ -385,8 +369,8 @@ TEST_F(rebalance, reweight_alone_moves_nothing)
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, 0));
-	EXPECT_EQ(0, delta_moved(self));
-	EXPECT_EQ(0, delta_scanned(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
@@ -412,7 +396,7 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	ASSERT_EQ(0, sys_mbind2(self->p, 0, &self->args, sizeof(self->args),
 				MPOL_MF_REBALANCE));
 	wi_rebalance_stat_read(&self->after);
-	EXPECT_EQ(0, delta_scanned(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
 	wi_rebalance_stat_read(&self->before);
 	ret = sys_mbind2(self->p, half, &self->args, sizeof(self->args),
 			 MPOL_MF_REBALANCE);
@@ -420,8 +404,8 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	ASSERT_EQ(0, ret);
 	/* First half 1000/500/250/250, second half still 500 each. */
 	EXPECT_COUNTS(1500, 1000, 750, 750);
-	EXPECT_EQ(500, delta_moved(self));
-	EXPECT_EQ(NPAGES / 2, delta_scanned(self));
+	EXPECT_EQ(500, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(NPAGES / 2, wi_rebalance_delta(&self->before, &self->after).scanned);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
@@ -461,9 +445,9 @@ TEST_F(rebalance, task_policy_anon_range)
 	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
 	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	ASSERT_LE(0, left);
-	EXPECT_EQ(left, delta_failed(self));
+	EXPECT_EQ(left, wi_rebalance_delta(&self->before, &self->after).failed);
 	EXPECT_COUNTS(2000, 1000, 500, 500);
-	EXPECT_LE(1000, delta_moved(self));
+	EXPECT_LE(1000, wi_rebalance_delta(&self->before, &self->after).moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 3));
 }
 
@@ -525,8 +509,8 @@ TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
 
 	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
 	EXPECT_EQ(0, left);
-	EXPECT_EQ(0, delta_moved(self));
-	EXPECT_EQ(0, delta_failed(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
 	ASSERT_EQ(0, wi_count_pages_per_node(a.buf, NPAGES / 4, worker));
 	EXPECT_EQ(NPAGES / 4, worker[self->nodes[3]]);
 	TH_LOG("worker's pages: node%d=%ld node%d=%ld node%d=%ld node%d=%ld",
@@ -580,7 +564,7 @@ TEST_F(rebalance, other_modes_untouched)
 	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
 				sizeof(self->args), 0));
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, delta_scanned(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(MPOL_INTERLEAVE, r.args.mode);
@@ -614,13 +598,13 @@ TEST_F(rebalance, shared_pages_need_move_all)
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
 	EXPECT_EQ(1000, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, delta_moved(self));
-	EXPECT_EQ(1000, delta_failed(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).failed);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
 	EXPECT_EQ(0, reweight_self(self, 4, 2, 1, 1,
 				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	EXPECT_EQ(1000, delta_moved(self));
+	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
 	EXPECT_COUNTS(2000, 1000, 500, 500);
 
 	ASSERT_EQ(1, write(go[1], &c, 1));
@@ -662,7 +646,7 @@ TEST_F(rebalance, remote_process)
 	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE,
 					       MPOL_MF_REBALANCE));
 	wi_rebalance_stat_read(&self->after);
-	EXPECT_EQ(1000, delta_moved(self));
+	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -688,7 +672,7 @@ TEST_F(rebalance, refused_call_changes_nothing)
 
 	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_MF_REBALANCE));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(0, delta_moved(self));
+	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(1, r.w[self->nodes[2]]);
 	EXPECT_EQ(1, r.w[self->nodes[3]]);

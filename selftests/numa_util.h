@@ -151,6 +151,23 @@ static inline void wi_rebalance_stat_read(struct wi_rebalance_stat *s)
 }
 
 /*
+ * What the calls between two wi_rebalance_stat_read()s, into @before and
+ * then @after, added to each counter.
+ */
+static inline struct wi_rebalance_stat
+wi_rebalance_delta(const struct wi_rebalance_stat *before,
+		   const struct wi_rebalance_stat *after)
+{
+	struct wi_rebalance_stat d = {
+		.scanned = after->scanned - before->scanned,
+		.moved = after->moved - before->moved,
+		.failed = after->failed - before->failed,
+	};
+
+	return d;
+}
+
+/*
  * Fill @args for MPOL_WEIGHTED_INTERLEAVE over @nodes with @weights
  * (WI_MAXNODE bytes, indexed by node id).  @mask must have room for
  * WI_MAX_NODES bits.

@@ -172,10 +172,10 @@ TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 
 	ASSERT_EQ(0, ret) TH_LOG("process_mpol_reweight: %s", strerror(errno));
 	TH_LOG("%ld pages moved in %.3f s, at most %ld isolated at once",
-	       s1.moved - s0.moved, took, r.isolated);
+	       wi_rebalance_delta(&s0, &s1).moved, took, r.isolated);
 	TH_LOG("the other thread made %ld mmap/munmap pairs, longest %.1f%% of the call",
 	       during, 100.0 * r.longest / took);
-	EXPECT_EQ(t.want, s1.moved - s0.moved);
+	EXPECT_EQ(t.want, wi_rebalance_delta(&s0, &s1).moved);
 	/*
 	 * Folios are isolated and migrated a batch at a time, not all before
 	 * the first migrates.  The sampled count lags by the per-CPU deltas
