@@ -210,6 +210,7 @@ static void expect_policy(struct __test_metadata *_metadata,
  */
 TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 {
+	struct wi_rebalance_stat d;
 	unsigned char w[WI_MAXNODE];
 
 	fault_region(_metadata, self);
@@ -221,9 +222,10 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 
 	expect_anon(_metadata, self, 200, 100, 50, 50);
 	expect_gmem_unmoved(_metadata, self);
-	EXPECT_EQ(NPAGES, wi_rebalance_delta(&self->before, &self->after).scanned);
-	EXPECT_EQ(100, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(NPAGES, d.scanned);
+	EXPECT_EQ(100, d.moved);
+	EXPECT_EQ(0, d.failed);
 	expect_policy(_metadata, self, self->anon, 4, 2, 1, 1);
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
@@ -237,6 +239,8 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
  */
 TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 {
+	struct wi_rebalance_stat d;
+
 	fault_region(_metadata, self);
 	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->region, 2 * self->len, 1, 2, 3, 4,
@@ -245,9 +249,10 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 
 	expect_anon(_metadata, self, 40, 80, 120, 160);
 	expect_gmem_unmoved(_metadata, self);
-	EXPECT_EQ(NPAGES, wi_rebalance_delta(&self->before, &self->after).scanned);
-	EXPECT_EQ(80, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(NPAGES, d.scanned);
+	EXPECT_EQ(80, d.moved);
+	EXPECT_EQ(0, d.failed);
 	expect_policy(_metadata, self, self->anon, 1, 2, 3, 4);
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
@@ -255,6 +260,8 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 /* mbind2() with MPOL_MF_REBALANCE on the guest_memfd alone: nothing counted. */
 TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 {
+	struct wi_rebalance_stat d;
+
 	fault_region(_metadata, self);
 	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->gmem, self->len, 0, 0, 0, 1,
@@ -263,9 +270,10 @@ TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 
 	expect_gmem_unmoved(_metadata, self);
 	expect_anon(_metadata, self, 100, 100, 100, 100);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.scanned);
+	EXPECT_EQ(0, d.moved);
+	EXPECT_EQ(0, d.failed);
 	expect_policy(_metadata, self, self->gmem, 0, 0, 0, 1);
 }
 

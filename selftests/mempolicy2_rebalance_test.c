@@ -142,24 +142,29 @@ static long reweight_self(struct _test_data_rebalance *self, int a, int b, int c
  */
 TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 {
+	struct wi_rebalance_stat d;
+
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
-	EXPECT_EQ(NPAGES, wi_rebalance_delta(&self->before, &self->after).scanned);
-	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(NPAGES, d.scanned);
+	EXPECT_EQ(1000, d.moved);
+	EXPECT_EQ(0, d.failed);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(1000, d.moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	/* Same weights again: nothing to move. */
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.moved);
 }
 
 /*
@@ -179,6 +184,7 @@ TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
 	int *fresh_st = calloc(NPAGES, sizeof(int));
 	int *rebal_st = calloc(NPAGES, sizeof(int));
 	double fresh, got;
+	struct wi_rebalance_stat d;
 	int t, k;
 
 	ASSERT_NE(NULL, fresh_st);
@@ -194,8 +200,9 @@ TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
 		ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 		ASSERT_EQ(0, reweight_self(self, w[0], w[1], w[2], w[3],
 					   MPOL_MF_REBALANCE));
-		EXPECT_EQ(min_moved[t], wi_rebalance_delta(&self->before, &self->after).moved);
-		EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+		d = wi_rebalance_delta(&self->before, &self->after);
+		EXPECT_EQ(min_moved[t], d.moved);
+		EXPECT_EQ(0, d.failed);
 		ASSERT_EQ(0, wi_page_nodes(self->p, NPAGES, rebal_st));
 		munmap(self->p, self->len);
 		self->p = NULL;
@@ -217,10 +224,13 @@ TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
 /* Weight 0 drains a node; 4000/3 leaves one page for the lowest node. */
 TEST_F(rebalance, drain_node_to_zero)
 {
+	struct wi_rebalance_stat d;
+
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 0, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(1334, 1333, 1333, 0);
-	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(1000, d.moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
@@ -231,12 +241,14 @@ TEST_F(rebalance, drain_node_to_zero)
 static void expect_shared_range_reweighted(struct __test_metadata *_metadata,
 					   struct _test_data_rebalance *self)
 {
+	struct wi_rebalance_stat d;
 	struct wi_policy r;
 
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
 	EXPECT_COUNTS(800, 2400, 0, 800);
-	EXPECT_EQ(1400, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(1400, d.moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(3, r.w[self->nodes[1]]);
@@ -284,6 +296,7 @@ TEST_F(rebalance, sysv_shm_range)
 
 TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 {
+	struct wi_rebalance_stat d;
 	size_t len = (size_t)MEMFD_PAGES * getpagesize(), half = len / 2;
 	unsigned long bind[WI_MAX_NODES / (8 * sizeof(long))] = { };
 	int ready[2], go[2], fd, pidfd, status;
@@ -354,9 +367,10 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 	EXPECT_EQ(128, lo[self->nodes[3]]);
 	EXPECT_EQ(MEMFD_PAGES / 2, hi[self->nodes[0]]);
 	/* Only the weighted half is counted; 128 + 128 pages move. */
-	EXPECT_EQ(MEMFD_PAGES / 2, wi_rebalance_delta(&self->before, &self->after).scanned);
-	EXPECT_EQ(256, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(MEMFD_PAGES / 2, d.scanned);
+	EXPECT_EQ(256, d.moved);
+	EXPECT_EQ(0, d.failed);
 	EXPECT_EQ(0, bad_pages(q, MEMFD_PAGES, 4));
 	munmap(q, len);
 	close(fd);
@@ -365,12 +379,14 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 /* Without MPOL_MF_REBALANCE nothing moves, but new faults follow. */
 TEST_F(rebalance, reweight_alone_moves_nothing)
 {
+	struct wi_rebalance_stat d;
 	struct wi_policy r;
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, 0));
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.moved);
+	EXPECT_EQ(0, d.scanned);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, r.args.mode);
@@ -386,6 +402,7 @@ TEST_F(rebalance, reweight_alone_moves_nothing)
 /* mbind2(MPOL_MF_REBALANCE) on half the range moves only that half. */
 TEST_F(rebalance, mbind2_rebalance_half_range)
 {
+	struct wi_rebalance_stat d;
 	size_t half = self->len / 2;
 	long ret;
 
@@ -396,7 +413,8 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	ASSERT_EQ(0, sys_mbind2(self->p, 0, &self->args, sizeof(self->args),
 				MPOL_MF_REBALANCE));
 	wi_rebalance_stat_read(&self->after);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.scanned);
 	wi_rebalance_stat_read(&self->before);
 	ret = sys_mbind2(self->p, half, &self->args, sizeof(self->args),
 			 MPOL_MF_REBALANCE);
@@ -404,8 +422,9 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	ASSERT_EQ(0, ret);
 	/* First half 1000/500/250/250, second half still 500 each. */
 	EXPECT_COUNTS(1500, 1000, 750, 750);
-	EXPECT_EQ(500, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(NPAGES / 2, wi_rebalance_delta(&self->before, &self->after).scanned);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(500, d.moved);
+	EXPECT_EQ(NPAGES / 2, d.scanned);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
@@ -431,6 +450,7 @@ TEST_F(rebalance, mbind2_rebalance_to_plain_interleave)
  */
 TEST_F(rebalance, task_policy_anon_range)
 {
+	struct wi_rebalance_stat d;
 	long left;
 
 	self->p = wi_map_prefaulted(NPAGES);
@@ -445,9 +465,10 @@ TEST_F(rebalance, task_policy_anon_range)
 	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
 	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	ASSERT_LE(0, left);
-	EXPECT_EQ(left, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(left, d.failed);
 	EXPECT_COUNTS(2000, 1000, 500, 500);
-	EXPECT_LE(1000, wi_rebalance_delta(&self->before, &self->after).moved);
+	EXPECT_LE(1000, d.moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 3));
 }
 
@@ -488,6 +509,7 @@ static void *bound_worker(void *p)
 
 TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
 {
+	struct wi_rebalance_stat d;
 	pthread_barrier_t faulted, checked;
 	struct bound_worker a = { &faulted, &checked, self->nodes[3], NULL, 0 };
 	long worker[WI_MAX_NODES], left;
@@ -509,8 +531,9 @@ TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
 
 	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
 	EXPECT_EQ(0, left);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.moved);
+	EXPECT_EQ(0, d.failed);
 	ASSERT_EQ(0, wi_count_pages_per_node(a.buf, NPAGES / 4, worker));
 	EXPECT_EQ(NPAGES / 4, worker[self->nodes[3]]);
 	TH_LOG("worker's pages: node%d=%ld node%d=%ld node%d=%ld node%d=%ld",
@@ -556,6 +579,7 @@ TEST_F(rebalance, task_policy_leaves_shmem_without_policy)
 /* Policies of other modes, and their pages, are left alone. */
 TEST_F(rebalance, other_modes_untouched)
 {
+	struct wi_rebalance_stat d;
 	struct wi_policy r;
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
@@ -564,7 +588,8 @@ TEST_F(rebalance, other_modes_untouched)
 	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
 				sizeof(self->args), 0));
 	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).scanned);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.scanned);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(MPOL_INTERLEAVE, r.args.mode);
@@ -576,6 +601,7 @@ TEST_F(rebalance, other_modes_untouched)
  */
 TEST_F(rebalance, shared_pages_need_move_all)
 {
+	struct wi_rebalance_stat d;
 	int go[2], done[2], status;
 	char c = 0;
 	pid_t pid;
@@ -598,13 +624,15 @@ TEST_F(rebalance, shared_pages_need_move_all)
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
 	EXPECT_EQ(1000, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
-	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).failed);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.moved);
+	EXPECT_EQ(1000, d.failed);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
 	EXPECT_EQ(0, reweight_self(self, 4, 2, 1, 1,
 				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(1000, d.moved);
 	EXPECT_COUNTS(2000, 1000, 500, 500);
 
 	ASSERT_EQ(1, write(go[1], &c, 1));
@@ -616,6 +644,7 @@ TEST_F(rebalance, shared_pages_need_move_all)
 /* Another process, through its pidfd: its pages and contents. */
 TEST_F(rebalance, remote_process)
 {
+	struct wi_rebalance_stat d;
 	int ready[2], go[2], pidfd, status;
 	char c = 0;
 	pid_t pid;
@@ -646,7 +675,8 @@ TEST_F(rebalance, remote_process)
 	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE,
 					       MPOL_MF_REBALANCE));
 	wi_rebalance_stat_read(&self->after);
-	EXPECT_EQ(1000, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(1000, d.moved);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -656,6 +686,7 @@ TEST_F(rebalance, remote_process)
 /* A refused call changes nothing: node 2,3 policy would lose all weight. */
 TEST_F(rebalance, refused_call_changes_nothing)
 {
+	struct wi_rebalance_stat d;
 	struct wi_policy r;
 	char *q;
 	int two[2];
@@ -672,7 +703,8 @@ TEST_F(rebalance, refused_call_changes_nothing)
 
 	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_MF_REBALANCE));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(0, wi_rebalance_delta(&self->before, &self->after).moved);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.moved);
 	ASSERT_EQ(0, wi_read_policy(&r, self->p));
 	EXPECT_EQ(1, r.w[self->nodes[2]]);
 	EXPECT_EQ(1, r.w[self->nodes[3]]);
