@@ -69,8 +69,9 @@ kernel_source_version() {
 
 # Where the files BWAP owns wholly live, both here and in build/linux: new
 # files under these paths are created and grown by the patches, and
-# scripts/export-series copies them back here (README.md files are ours,
-# not the kernel's).
+# scripts/export-series copies them back here.  Markdown files are ours,
+# not the kernel's (its documents are reStructuredText and ABI entries):
+# each folder's README.md, and Documentation/DESIGN.md.
 OWN_PATHS=(mm include Documentation)
 
 # owned_files_in_repo: the owned files present in this repository, one a line.
@@ -78,7 +79,7 @@ owned_files_in_repo() {
 	local p
 	for p in "${OWN_PATHS[@]}"; do
 		[ -e "$BWAP_ROOT/$p" ] || continue
-		(cd "$BWAP_ROOT" && find "$p" -type f ! -name README.md)
+		(cd "$BWAP_ROOT" && find "$p" -type f ! -name '*.md')
 	done
 }
 GUEST_OUT=$BWAP_BUILD/guest      # guest binaries and initramfs images
