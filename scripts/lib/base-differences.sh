@@ -78,12 +78,12 @@ owned_for_base() {
 	rm -f "$tmp"
 }
 
-# The series' Kconfig entries have one source too: Kconfig.bwap at the top
-# of this repository (DESIGN.md), which the series carries inside
-# mm/Kconfig, from "config NUMA_POLICY_WEIGHTS" to the last entry before
-# mm/Kconfig's "endmenu".  Kconfig.bwap's lines before that first entry
-# are its own comments.  patches/BASE/differences may rename in it, as in
-# any owned file.
+# The series' Kconfig entries have one source too: Kconfig.bwap at the
+# top of this repository (Documentation/DESIGN.md), which the series
+# carries inside mm/Kconfig, from "config NUMA_POLICY_WEIGHTS" to the
+# last entry before mm/Kconfig's "endmenu".  Kconfig.bwap's lines before
+# that first entry are its own comments.  patches/BASE/differences may
+# rename in it, as in any owned file.
 KCONFIG_SOURCE=Kconfig.bwap
 KCONFIG_FIRST="config NUMA_POLICY_WEIGHTS"
 

@@ -13,10 +13,11 @@
 QEMU_ARM64_DIR=$BWAP_BUILD/cross/arm64
 QEMU_ARM64_BUSYBOX=$QEMU_ARM64_DIR/busybox
 QEMU_EFI_AARCH64=$QEMU_ARM64_DIR/QEMU_EFI.fd
-# The firmware's package, pinned like every download (DESIGN.md, "Pins and
-# a moving archive"): this version when trixie still serves it, else the
-# newest 2025.02 revision, loudly.  apt checks the .deb against trixie's
-# signed index; build/cross/arm64/versions records what was fetched, and
+# The firmware's package, pinned like every download
+# (Documentation/DESIGN.md, "Pins and a moving archive"): this version
+# when trixie still serves it, else the newest 2025.02 revision,
+# loudly.  apt checks the .deb against trixie's signed index;
+# build/cross/arm64/versions records what was fetched, and
 # scripts/setup --cross fetches again when that is not the pin.
 QEMU_EFI_AARCH64_PKG=qemu-efi-aarch64
 QEMU_EFI_AARCH64_VERSION=2025.02-8+deb13u1

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The one place that maps between the two numberings of the four syscalls
-# (DESIGN.md, "Syscall numbers"):
+# (Documentation/DESIGN.md, "System call numbers"):
 #   - posted: the series in patches/BASE/ takes the next free numbers of
 #     its base in every architecture's table (473-476 on 7.3, 463-466 on
 #     6.12; a merge assigns the real ones);

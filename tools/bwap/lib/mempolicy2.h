@@ -3,9 +3,9 @@
  * The BWAP series' user ABI: syscall numbers, struct mpol_args and the
  * flags the tools use.  Taken from the installed kernel headers when they
  * have them (a libc built against a patched kernel's uapi); otherwise the
- * one fallback copy below, laid out as DESIGN.md fixes it.  Everything in
- * tools/bwap (library, daemon, guest programs) includes this file and no
- * other definition exists.
+ * one fallback copy below, laid out as Documentation/DESIGN.md fixes it.
+ * Everything in tools/bwap (library, daemon, guest programs) includes this
+ * file and no other definition exists.
  */
 #ifndef BWAP_MEMPOLICY2_H
 #define BWAP_MEMPOLICY2_H
