@@ -1132,30 +1132,33 @@ static void sleep_ns(long long ns)
 		;
 }
 
-/* Pages per node of the mapping at @p, from /proc/self/numa_maps. */
+/*
+ * Pages per node of the range at @p (npages pages), from
+ * /proc/self/numa_maps: the sum over every mapping that starts inside the
+ * range, since an mbind() of a sub-range (Algorithm 1) splits the VMA
+ * into pieces, each a line of its own.
+ */
 static void numa_maps_counts(char *p, long *count)
 {
-	char line[1024], key[32];
+	unsigned long lo = (unsigned long)p, hi = lo + npages * PG, start;
+	char line[1024];
 	FILE *f = fopen("/proc/self/numa_maps", "r");
-	size_t klen;
 
 	memset(count, 0, NN * sizeof(*count));
 	if (!f)
 		die("cannot open %s", "/proc/self/numa_maps");
-	klen = snprintf(key, sizeof(key), "%lx ", (unsigned long)p);
 	while (fgets(line, sizeof(line), f)) {
 		char *t;
 
-		if (strncmp(line, key, klen))
+		if (sscanf(line, "%lx ", &start) != 1 || start < lo || start >= hi)
 			continue;
 		for (t = strstr(line, " N"); t; t = strstr(t + 1, " N")) {
 			int nid, k;
 			long n;
 
 			if (sscanf(t, " N%d=%ld", &nid, &n) == 2 && (k = node_index(nid)) >= 0)
-				count[k] = n;
+				count[k] += n;
 		}
-		break;
 	}
 	fclose(f);
 }
