@@ -198,10 +198,40 @@ static int wi_target(unsigned long addr, const unsigned char *w)
 	return nn - 1;
 }
 
+/*
+ * The global table, as a DAMON user on upstream changes it: nodeN files
+ * of the nodes in use.  0 or -1.
+ */
+static int set_global_weights(const unsigned char *w)
+{
+	int i;
+
+	for (i = 0; i < nn; i++)
+		if (wi_sysfs_weight_set(nodes[i], w[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * 1: start states get upstream's policy instead, mbind(MPOL_WEIGHTED_INTERLEAVE)
+ * following the global table, with the table set to the OLD weights (the
+ * DAMON method: an upstream user has no own weights).
+ */
+static int start_global;
+
 /* Give the whole range weighted interleave with weights @w (mbind2()). */
 static int bind_range_weights(char *p, const unsigned char *w)
 {
-	return wi_mbind2_nodes(p, npages * PG, nodes, nn, w, 0);
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	int i;
+
+	if (!start_global)
+		return wi_mbind2_nodes(p, npages * PG, nodes, nn, w, 0);
+	for (i = 0; i < nn; i++)
+		wi_nodemask_set(mask, nodes[i]);
+	if (set_global_weights(w))
+		return -1;
+	return sys_mbind(p, npages * PG, MPOL_WEIGHTED_INTERLEAVE, mask, WI_MAXNODE, 0);
 }
 
 /*
@@ -1038,18 +1068,23 @@ static int walk_cost(void)
  * process and the same pages (the same start state, mapped at the same
  * address, every folio on the LRU), one method at a time:
  *   kernel      process_mpol_reweight(own pidfd, NEW, MPOL_MF_REBALANCE);
- *   DAMON       a kdamond on this process with one migrate_hot scheme whose
- *               dests are the nodes with the NEW weights (damon_migrate.h);
+ *   DAMON       as an upstream user runs it: the range under
+ *               mbind(MPOL_WEIGHTED_INTERLEAVE) following the global
+ *               table; one resident kdamond on this process, one
+ *               migrate_hot scheme whose dests are the nodes; a reweight
+ *               writes NEW to the global table and to the dests, and
+ *               commits (damon_migrate.h);
  *   move_pages  user_rebalance(): move_pages(2) query, the minimal plan,
  *               one move_pages(2) call, mbind2() with NEW;
  *   Alg. 1      the BWAP paper's Algorithm 1 (method_algorithm1()).
  * Instructions (run-vm --icount; guest ns otherwise): the guest clock
  * across the call for the kernel, move_pages and Algorithm 1 (the other
  * CPUs are idle, so that is every instruction the call causes, kworkers
- * included); for DAMON, this thread's CPU time writing the sysfs files
- * and turning the kdamond on, plus the kdamond's CPU time (pinned to this
- * CPU so that it is its own) up to the poll that first saw the final
- * placement, plus the guest clock across turning it off.
+ * included); for DAMON, this thread's CPU time writing the weights and
+ * committing, plus the kdamond's CPU time (pinned to this CPU so that it
+ * is its own) up to the poll that first saw the final placement; its
+ * cold start (building the sysfs tree, turning it on) and turning it off
+ * are reported apart, as CPU time too.
  */
 struct peer_scenario {
 	const char *name, *what;
@@ -1202,44 +1237,86 @@ static void drain_lru(char *p, int node)
 	sys_move_pages(0, 1, &page, &node, &status, MPOL_MF_MOVE);
 }
 
-static long long method_damon(char *p, const unsigned char *new_w, const long *target,
-			      int huge, struct peer_result *r)
+/*
+ * The DAMON method's kdamond, resident as a user runs it: built and
+ * turned on once per scenario (damon_start(), its cost reported apart as
+ * the cold start), then every reweight is a commit of new dests weights
+ * to it, and it is turned off after the scenario's repeats, before the
+ * other methods run on the same range.
+ */
+static int kdamond_pid;
+static long long kd_cold_caller, kd_cold_kdamond, kd_off_caller;
+
+static void damon_start(const unsigned char *old_w)
 {
 	struct damon_migrate d = {
-		.pid = getpid(), .start = (unsigned long)p,
-		.end = (unsigned long)p + npages * PG, .nr_dests = nn,
-		.node = nodes, .weight = new_w, .action = "migrate_hot",
+		.pid = getpid(), .start = (unsigned long)base_hint,
+		.end = (unsigned long)base_hint + npages * PG, .nr_dests = nn,
+		.node = nodes, .weight = old_w, .action = "migrate_hot",
 		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
 	};
-	long long cpu0, cpu_w, t_on, t, kd = 0, kd_settled, t_settled = 0, t0, cpu_off;
-	long cur[NN], prev[NN];
-	int pid, same = 0;
+	long long cpu0 = thread_cpu_ns();
 	cpu_set_t cpus;
 
-	cpu0 = thread_cpu_ns();
 	if (damon_setup(&d))
 		die("DAMON setup failed (see above); is this the %s kernel?", "damon");
-	pid = damon_on();
-	if (pid < 0)
+	kdamond_pid = damon_on();
+	if (kdamond_pid < 0)
 		die("DAMON did not start (see above)%s", "");
-	cpu_w = thread_cpu_ns() - cpu0;
-	t_on = now_ns();
+	kd_cold_caller = thread_cpu_ns() - cpu0;
 	/* on this CPU, so that its CPU time is its own instructions */
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
-	if (sched_setaffinity(pid, sizeof(cpus), &cpus))
+	if (sched_setaffinity(kdamond_pid, sizeof(cpus), &cpus))
 		printf("# WARNING: cannot pin kdamond %d to CPU 0 (%s): its time includes other CPUs'\n",
-		       pid, strerror(errno));
-	r->conv = -1;
+		       kdamond_pid, strerror(errno));
+	/* a commit returns once the kdamond took it: its start-up is done by then */
+	if (damon_commit_weights(nn, old_w))
+		die("DAMON commit failed (see above)%s", "");
+	kd_cold_kdamond = task_cpu_ns(kdamond_pid);
+}
+
+static void damon_stop(void)
+{
+	long long cpu0 = thread_cpu_ns();
+
+	if (damon_off())
+		die("DAMON did not stop (see above)%s", "");
+	kd_off_caller = thread_cpu_ns() - cpu0;
+	kdamond_pid = 0;
+}
+
+/*
+ * One reweight by the resident kdamond, as an upstream user makes it:
+ * write the NEW weights to the global table (which the range's policy
+ * follows, so later faults get them) and to the scheme's dests, commit,
+ * then wait for the pages to settle.  Charged: this thread's CPU time for
+ * the writes and the commit, plus the kdamond's CPU time from before them
+ * to the poll that first saw the final placement.  CPU time, not the guest
+ * clock: the kdamond sleeps between sample intervals, and that idle time
+ * is no work.
+ */
+static long long method_damon(char *p, const unsigned char *new_w, struct peer_result *r)
+{
+	long long cpu0, kd0, t_on, t, kd, kd_settled, t_settled = 0;
+	long cur[NN], prev[NN];
+	int same = 0;
+
+	cpu0 = thread_cpu_ns();
+	kd0 = task_cpu_ns(kdamond_pid);
+	if (set_global_weights(new_w))
+		die("cannot write the global weights: %s", strerror(errno));
+	if (damon_commit_weights(nn, new_w))
+		die("DAMON commit failed (see above)%s", "");
+	r->cpu_caller = thread_cpu_ns() - cpu0;
+	t_on = now_ns();
 	numa_maps_counts(p, prev);
-	kd_settled = task_cpu_ns(pid);
-	for (;;) {
+	kd = kd_settled = task_cpu_ns(kdamond_pid);
+	for (t = 0;;) {
 		sleep_ns(PEER_POLL_NS);
 		numa_maps_counts(p, cur);
 		t = now_ns() - t_on;
-		kd = task_cpu_ns(pid);
-		if (r->conv < 0 && converged(cur, target, new_w, huge))
-			r->conv = t;
+		kd = task_cpu_ns(kdamond_pid);
 		if (memcmp(cur, prev, sizeof(cur))) {
 			memcpy(prev, cur, sizeof(cur));
 			same = 0;
@@ -1253,15 +1330,9 @@ static long long method_damon(char *p, const unsigned char *new_w, const long *t
 	}
 	r->idle_walk = t > t_settled ? (double)(kd - kd_settled) / ((t - t_settled) / 1e6) : 0;
 	r->settle = t_settled;
-	r->kdamond = kd_settled;
-	r->kdamond_pid = pid;
-	t0 = now_ns();
-	cpu_off = thread_cpu_ns();
-	if (damon_off())
-		die("DAMON did not stop (see above)%s", "");
-	r->cpu_caller = cpu_w + thread_cpu_ns() - cpu_off;
-	r->cpu_kdamond = kd_settled;
-	return cpu_w + kd_settled + (now_ns() - t0);
+	r->cpu_kdamond = r->kdamond = kd_settled - kd0;
+	r->kdamond_pid = kdamond_pid;
+	return r->cpu_caller + r->cpu_kdamond;
 }
 
 /* Drop every page of the range and fault it again: pages per node. */
@@ -1281,9 +1352,14 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	unsigned char table[WI_MAXNODE];
 	long cur[NN], target[NN], refaulted[NN], i, mv = 0;
 	long long t0, ns = 0;
-	char *p = start_state(sc->old_w);
+	char *p;
 	int k;
 
+	if (m == P_DAMON && damon_commit_weights(nn, sc->old_w))	/* the state before */
+		die("DAMON commit failed (see above)%s", "");
+	start_global = m == P_DAMON;
+	p = start_state(sc->old_w);
+	start_global = 0;
 	where(p, before_st, cur);
 	if (sc->huge)
 		memcpy(target, sc->after, sizeof(target));
@@ -1301,7 +1377,7 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 		break;
 	case P_DAMON:
 		r->not_moved = 0;
-		r->instr = method_damon(p, sc->new_w, target, sc->huge > 0, r);
+		r->instr = method_damon(p, sc->new_w, r);
 		break;
 	case P_USER:
 		r->not_moved = user_rebalance(p, sc->new_w, &mv);
@@ -1313,8 +1389,9 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 		break;
 	}
 	where(p, after_st, r->final);
-	if (m != P_DAMON)	/* done when the call returns, or never */
-		r->conv = converged(r->final, target, sc->new_w, sc->huge > 0) ? r->instr : -1;
+	/* done when the call returns (DAMON: when it settled), or never */
+	r->conv = converged(r->final, target, sc->new_w, sc->huge > 0) ?
+		  (m == P_DAMON ? r->settle : r->instr) : -1;
 	r->moved = r->off = 0;
 	for (i = 0; i < npages; i++)
 		r->moved += before_st[i] != after_st[i];
@@ -1406,6 +1483,9 @@ static int peers(const char *only)
 	char maps_bad[NR_PEER_SCENARIOS][64];
 	int have_thp = !wi_read_selected(THP_ENABLED, saved, sizeof(saved));
 	int have_damon = damon_available();
+	/* the global table the DAMON method writes, put back at the end */
+	int saved_w[NN], saved_auto = wi_auto_get();
+	long long cold[NR_PEER_SCENARIOS][3] = { { 0 } };	/* caller, kdamond, off */
 	int s, m, rep, ok = 1, t = 0;
 	const char *unit = icount ? "instr" : "ns";
 
@@ -1413,6 +1493,8 @@ static int peers(const char *only)
 		printf("# no %s (CONFIG_DAMON_SYSFS, DAMON_VADDR): DAMON is n/a;\n"
 		       "# scripts/run-bench --peers boots the 7.3 damon variant that has it\n",
 		       DAMON_ADMIN);
+	for (s = 0; s < nn; s++)
+		saved_w[s] = wi_sysfs_weight_get(nodes[s]);
 	free(before_st);
 	free(after_st);
 	before_st = malloc(32 * HPAGE_PAGES * sizeof(int));
@@ -1458,6 +1540,8 @@ static int peers(const char *only)
 
 			if (m == P_DAMON && !have_damon)
 				continue;
+			if (m == P_DAMON)
+				damon_start(sc->old_w);
 			for (rep = 0; rep < repeats; rep++) {
 				struct peer_result r;
 
@@ -1476,6 +1560,12 @@ static int peers(const char *only)
 				v[rep] = r.instr;
 				kdv[rep] = r.kdamond;
 				cv[rep] = r.conv < 0 ? LLONG_MAX : r.conv;
+			}
+			if (m == P_DAMON) {
+				damon_stop();
+				cold[s][0] = kd_cold_caller;
+				cold[s][1] = kd_cold_kdamond;
+				cold[s][2] = kd_off_caller;
 			}
 			if (bad)
 				snprintf(maps_bad[s] + strlen(maps_bad[s]), sizeof(maps_bad[s]) - strlen(maps_bad[s]),
@@ -1526,15 +1616,18 @@ static int peers(const char *only)
 			       r->refault_off * 100 <= npages ? "yes" : "no", fin);
 		}
 		if (have_damon)
-			printf("#   DAMON: kdamond %lld of its %lld %s; last page moved after %.2f ms;\n"
-			       "#   once settled the kdamond kept walking the range at %.0f %s per ms\n"
-			       "#   until turned off\n",
+			printf("#   DAMON: one resident kdamond, a commit per reweight: kdamond %lld of its %lld %s;\n"
+			       "#   last page moved after %.2f ms; once settled the kdamond kept walking the\n"
+			       "#   range at %.0f %s per ms; apart: cold start %lld %s (sysfs tree and on:\n"
+			       "#   caller %lld, kdamond to its first commit %lld), off %lld %s (caller)\n",
 			       res[s][P_DAMON].kdamond, res[s][P_DAMON].instr, unit,
-			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit);
+			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit,
+			       cold[s][0] + cold[s][1], unit, cold[s][0], cold[s][1], cold[s][2], unit);
 		thp = 0;
 	}
 	if (have_thp)
 		wi_write_file(THP_ENABLED, saved);
+	wi_restore(nodes, saved_w, nn, saved_auto);
 	printf("#\n# moved: pages that changed node (THP: 512 each); /min: against the minimum\n"
 	       "# (base pages: sum(max(0, current - largest-remainder target)); THP: the moves of\n"
 	       "# the rule that keeps huge pages whole and every node within one of its share);\n"
