@@ -66,6 +66,20 @@ static long dark_pixels(cairo_surface_t *s, int y0, int y1)
 	return n;
 }
 
+/* Pixels that are not white (any ink, grey text too) in [x0, x1) x [y0, y1). */
+static long ink_pixels(cairo_surface_t *s, int x0, int y0, int x1, int y1)
+{
+	long n = 0;
+
+	for (int y = y0; y < y1; y++)
+		for (int x = x0; x < x1; x++) {
+			unsigned int p = pixel(s, x, y);
+
+			n += ((p >> 16) & 255) + ((p >> 8) & 255) + (p & 255) < 3 * 245;
+		}
+	return n;
+}
+
 /* Pixels of exactly this colour (0xRRGGBB), as cairo fills a swatch. */
 static long colour_pixels(cairo_surface_t *s, double r, double g, double b)
 {
@@ -441,6 +455,15 @@ static void test_peers_chart(void)
 	ok = !bwap_chart_peers(out("peers-report.svg"), &r, err, sizeof(err)) &&
 	     svg_ok(out("peers-report.svg"), 1100, 860, 1000, &g);
 	CHECK(ok, "peers chart: the SVG parses, <svg> 1100x860pt, %d glyphs (%s)", g, err);
+	/* the subtitle of a report as run-bench names it stays inside the chart */
+	snprintf(r.source_name, sizeof(r.source_name), "build/bench/peers-7.3-4node-asymmetric-20261127-123654.txt");
+	CHECK(!bwap_chart_peers(out("peers-long.png"), &r, err, sizeof(err)), "peers chart: PNG drawn (%s)", err);
+	s = load_png(out("peers-long.png"), &w, &h);
+	CHECK(s && !ink_pixels(s, w - 20, 0, w, 125),
+	      "peers chart: title, subtitle and legend end 20 px short of the right edge (%ld pixels there)",
+	      s ? ink_pixels(s, w - 20, 0, w, 125) : -1L);
+	if (s)
+		cairo_surface_destroy(s);
 	err[0] = '\0';
 	CHECK(bwap_chart_peers(out("peers.jpg"), &r, err, sizeof(err)) && strstr(err, "FILE.png or FILE.svg") &&
 	      access(out("peers.jpg"), F_OK), "peers chart: a .jpg name is refused, no file written (%s)", err);
