@@ -1796,15 +1796,18 @@ static void usage(FILE *out)
 "                  (move_pages(2) query, same plan, move_pages(2)); then the\n"
 "                  longest stalls of a thread faulting and of one mapping and\n"
 "                  unmapping during the largest call\n"
-"  --peers         instead, the same changes by the kernel, by DAMON (a\n"
-"                  migrate_hot scheme with weighted dests on this process,\n"
+"  --peers         instead, the same changes by the kernel, by DAMON (the\n"
+"                  global weights and a resident kdamond's migrate_hot scheme\n"
+"                  with weighted dests on this process, updated by commit,\n"
 "                  through /sys/kernel/mm/damon/admin; needs DAMON_VADDR and\n"
 "                  DAMON_SYSFS), by the move_pages(2) equivalent and by\n"
 "                  Algorithm 1, on the same pages: moves against the minimum,\n"
-"                  instructions, time until within 1%%, final and window\n"
-"                  deviation, and whether later faults follow the new weights;\n"
-"                  TAP: the kernel moves the minimum to an exact result, its\n"
-"                  later faults follow, and no peer uses fewer instructions\n"
+"                  instructions, distance from the per-node shares and from a\n"
+"                  fresh fault's layout, time until the method's own goal,\n"
+"                  window deviation, and whether later faults follow the new\n"
+"                  weights; TAP: the kernel moves the minimum to an exact\n"
+"                  result, its later faults follow, no peer uses fewer\n"
+"                  instructions, and the comparison is fair to each peer\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -1829,8 +1832,8 @@ static void usage(FILE *out)
 		fmt_w(ow, peer_scenarios8[i].old_w);
 		fmt_w(nw, peer_scenarios8[i].new_w);
 		nn = 4;
-		fprintf(out, "                    %-18s %s -> %s  %s\n", peer_scenarios8[i].name,
-			ow, nw, peer_scenarios8[i].what);
+		fprintf(out, "                    %-18s %s -> %s  %s%s\n", peer_scenarios8[i].name,
+			ow, nw, peer_scenarios8[i].what, peer_scenarios8[i].thp_enabled ? ", THP always" : "");
 	}
 	fprintf(out, "  --help          this text\n"
 		"\n"
