@@ -193,6 +193,20 @@ static int damon_commit_weights(int nr_dests, const unsigned char *weight)
 }
 
 /*
+ * The scheme's cumulative stats (schemes/0/stats/, refreshed by
+ * "update_schemes_stats"): bytes of regions the action was tried on (the
+ * range once per apply) and bytes it applied to (migrated).  0 or -1.
+ */
+static int damon_scheme_stats(long *sz_tried, long *sz_applied)
+{
+	if (damon_writef(DAMON_KDAMOND "/state", "update_schemes_stats"))
+		return -1;
+	*sz_tried = wi_read_long(DAMON_SCHEME "/stats/sz_tried");
+	*sz_applied = wi_read_long(DAMON_SCHEME "/stats/sz_applied");
+	return *sz_tried < 0 || *sz_applied < 0 ? -1 : 0;
+}
+
+/*
  * CPU time of a task in ns: se.sum_exec_runtime from /proc/PID/sched
  * (ms with six decimals there).  Under run-vm --icount the guest clock
  * counts instructions, so this is the instructions the task ran.

@@ -1149,6 +1149,9 @@ struct peer_result {
 	int kdamond_pid;	/* DAMON: the kdamond that did this reweight */
 	long long cpu_caller;	/* DAMON: this thread's CPU time in instr */
 	long long cpu_kdamond;	/* DAMON: the kdamond's CPU time in instr */
+	long long kd_at_commit;	/* DAMON: the kdamond's part until the commit returned */
+	double applies;		/* DAMON: applies of the scheme until the end of the polls */
+	long sz_applied;	/* DAMON: bytes the scheme migrated, its stats say */
 };
 
 /* Node of every page after a fresh fault under NEW: the layout DAMON aims at. */
@@ -1305,6 +1308,11 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	long cur[NN], prev[NN];
 	int same = 0;
 
+	long tried0, applied0, tried, applied;
+
+	if (damon_scheme_stats(&tried0, &applied0))
+		die("cannot read DAMON's scheme stats (see above)%s", "");
+	t_on = now_ns();
 	cpu0 = thread_cpu_ns();
 	kd0 = task_cpu_ns(kdamond_pid);
 	if (set_global_weights(new_w))
@@ -1312,7 +1320,8 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	if (damon_commit_weights(nn, new_w))
 		die("DAMON commit failed (see above)%s", "");
 	r->cpu_caller = thread_cpu_ns() - cpu0;
-	t_on = now_ns();
+	/* this thread and the kdamond share CPU 0: the commit returns when it yields */
+	r->kd_at_commit = task_cpu_ns(kdamond_pid) - kd0;
 	numa_maps_counts(p, prev);
 	kd = kd_settled = task_cpu_ns(kdamond_pid);
 	for (t = 0;;) {
@@ -1335,6 +1344,10 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	r->settle = t_settled;
 	r->cpu_kdamond = r->kdamond = kd_settled - kd0;
 	r->kdamond_pid = kdamond_pid;
+	if (damon_scheme_stats(&tried, &applied))
+		die("cannot read DAMON's scheme stats (see above)%s", "");
+	r->applies = (double)(tried - tried0) / (npages * PG);
+	r->sz_applied = applied - applied0;
 	return r->cpu_caller + r->cpu_kdamond;
 }
 
@@ -1691,11 +1704,15 @@ static int peers(const char *only)
 			thp_mixed_note = 1;
 		}
 		if (have_damon)
-			printf("#   DAMON: one resident kdamond, a commit per reweight: kdamond %lld of its %lld %s;\n"
-			       "#   last page moved after %.2f ms; once settled the kdamond kept walking the\n"
-			       "#   range at %.0f %s per ms; apart: cold start %lld %s (sysfs tree and on:\n"
-			       "#   caller %lld, kdamond to its first commit %lld), off %lld %s (caller)\n",
+			printf("#   DAMON: one resident kdamond, a commit per reweight: kdamond %lld of its %lld %s\n"
+			       "#   (%lld of them before the commit returned); %.1f applies of the scheme over the\n"
+			       "#   range, %ld pages migrated by its stats; last page moved after %.2f ms; once\n"
+			       "#   settled the kdamond kept walking the range at %.0f %s per ms; apart: cold\n"
+			       "#   start %lld %s (sysfs tree and on: caller %lld, kdamond to its first commit\n"
+			       "#   %lld), off %lld %s (caller)\n",
 			       res[s][P_DAMON].kdamond, res[s][P_DAMON].instr, unit,
+			       res[s][P_DAMON].kd_at_commit, res[s][P_DAMON].applies,
+			       res[s][P_DAMON].sz_applied / (long)PG,
 			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit,
 			       cold[s][0] + cold[s][1], unit, cold[s][0], cold[s][1], cold[s][2], unit);
 		thp = 0;
