@@ -1594,7 +1594,9 @@ static int peers(const char *only)
 	after_st = malloc(32 * HPAGE_PAGES * sizeof(int));
 	fresh_st = malloc(32 * HPAGE_PAGES * sizeof(int));
 	printf("# rebalance-bench --peers: %d nodes, workers on CPU 0 (node %d), %d repeats,\n"
-	       "# %s (median); DAMON: vaddr, migrate_hot, dests = the nodes with NEW weights,\n"
+	       "# %s (median); DAMON as an upstream user runs it: the range follows\n"
+	       "# the global weights, NEW is written there and to the dests of one resident\n"
+	       "# kdamond per scenario, then committed; vaddr, migrate_hot, dests = the nodes,\n"
 	       "# sample 1 ms, aggr 1 ms, update 1000 s, 3 regions, one region = the range,\n"
 	       "# no quota, every access pattern; polled every %lld ms\n",
 	       nn, nodes[0], repeats,
