@@ -1252,6 +1252,12 @@ static void drain_lru(char *p, int node)
  */
 static int kdamond_pid;
 static long long kd_cold_caller, kd_cold_kdamond, kd_off_caller;
+/*
+ * 1: the reweight starts a kdamond with the NEW dests and stops it after
+ * (what the bench did before), for the cold figure printed beside the
+ * resident one; charged CPU time only, the start and the off included.
+ */
+static int damon_cold;
 
 static void damon_start(const unsigned char *old_w)
 {
@@ -1310,14 +1316,17 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 
 	long tried0, applied0, tried, applied;
 
-	if (damon_scheme_stats(&tried0, &applied0))
+	tried0 = applied0 = 0;
+	if (!damon_cold && damon_scheme_stats(&tried0, &applied0))
 		die("cannot read DAMON's scheme stats (see above)%s", "");
 	t_on = now_ns();
 	cpu0 = thread_cpu_ns();
-	kd0 = task_cpu_ns(kdamond_pid);
+	kd0 = damon_cold ? 0 : task_cpu_ns(kdamond_pid);
 	if (set_global_weights(new_w))
 		die("cannot write the global weights: %s", strerror(errno));
-	if (damon_commit_weights(nn, new_w))
+	if (damon_cold)
+		damon_start(new_w);
+	else if (damon_commit_weights(nn, new_w))
 		die("DAMON commit failed (see above)%s", "");
 	r->cpu_caller = thread_cpu_ns() - cpu0;
 	/* this thread and the kdamond share CPU 0: the commit returns when it yields */
@@ -1348,6 +1357,10 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 		die("cannot read DAMON's scheme stats (see above)%s", "");
 	r->applies = (double)(tried - tried0) / (npages * PG);
 	r->sz_applied = applied - applied0;
+	if (damon_cold) {
+		damon_stop();
+		r->cpu_caller += kd_off_caller;
+	}
 	return r->cpu_caller + r->cpu_kdamond;
 }
 
@@ -1445,7 +1458,7 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	char *p;
 	int k;
 
-	if (m == P_DAMON && damon_commit_weights(nn, sc->old_w))	/* the state before */
+	if (m == P_DAMON && !damon_cold && damon_commit_weights(nn, sc->old_w))	/* the state before */
 		die("DAMON commit failed (see above)%s", "");
 	start_global = m == P_DAMON;
 	p = start_state(sc->old_w);
@@ -1578,6 +1591,7 @@ static int peers(const char *only)
 	/* the global table the DAMON method writes, put back at the end */
 	int saved_w[NN], saved_auto = wi_auto_get();
 	long long cold[NR_PEER_SCENARIOS][3] = { { 0 } };	/* caller, kdamond, off */
+	long long cold_run[NR_PEER_SCENARIOS][2] = { { 0 } };	/* a cold reweight: all, kdamond */
 	int thp_mixed_note = 0;	/* the folio-blind move_pages row was printed */
 	int s, m, rep, ok = 1, t = 0;
 	const char *unit = icount ? "instr" : "ns";
@@ -1658,10 +1672,19 @@ static int peers(const char *only)
 				cv[rep] = r.conv < 0 ? LLONG_MAX : r.conv;
 			}
 			if (m == P_DAMON) {
+				struct peer_result r;
+
 				damon_stop();
 				cold[s][0] = kd_cold_caller;
 				cold[s][1] = kd_cold_kdamond;
 				cold[s][2] = kd_off_caller;
+				/* once more with a kdamond started for the change, for comparison */
+				memset(&r, 0, sizeof(r));
+				damon_cold = 1;
+				peer_run(sc, m, fresh, &r);
+				damon_cold = 0;
+				cold_run[s][0] = r.instr;
+				cold_run[s][1] = r.cpu_kdamond;
 			}
 			if (bad)
 				snprintf(maps_bad[s] + strlen(maps_bad[s]), sizeof(maps_bad[s]) - strlen(maps_bad[s]),
@@ -1711,12 +1734,14 @@ static int peers(const char *only)
 			       "#   range, %ld pages migrated by its stats; last page moved after %.2f ms; once\n"
 			       "#   settled the kdamond kept walking the range at %.0f %s per ms; apart: cold\n"
 			       "#   start %lld %s (sysfs tree and on: caller %lld, kdamond to its first commit\n"
-			       "#   %lld), off %lld %s (caller)\n",
+			       "#   %lld), off %lld %s (caller); the same change by a kdamond started for it\n"
+			       "#   with the NEW dests and stopped after: %lld %s (kdamond %lld)\n",
 			       res[s][P_DAMON].kdamond, res[s][P_DAMON].instr, unit,
 			       res[s][P_DAMON].kd_at_commit, res[s][P_DAMON].applies,
 			       res[s][P_DAMON].sz_applied / (long)PG,
 			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit,
-			       cold[s][0] + cold[s][1], unit, cold[s][0], cold[s][1], cold[s][2], unit);
+			       cold[s][0] + cold[s][1], unit, cold[s][0], cold[s][1], cold[s][2], unit,
+			       cold_run[s][0], unit, cold_run[s][1]);
 		thp = 0;
 	}
 	if (have_thp)
