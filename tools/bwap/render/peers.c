@@ -67,7 +67,7 @@ static const double *value(const struct bwap_peers_row *row, int panel)
 static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int panel, double y0)
 {
 	static const char *const titles[2] = {
-		"pages moved / the minimum (the fewest moves that reach the target)",
+		"pages moved / the minimum to the per-node shares (DAMON's goal is a fresh fault's layout)",
 		"instructions / the kernel's (same scenario)",
 	};
 	const struct rgb ref = { 0.30, 0.30, 0.30 };
