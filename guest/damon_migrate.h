@@ -15,8 +15,12 @@
  * order -- the weighted-interleave pattern of the new weights -- and
  * migrates the folio there if it is elsewhere (MIGRATE_ASYNC, GFP_NOWAIT,
  * folios it cannot isolate from the LRU are left for the next interval).
- * So it moves every page whose pattern node changed, not the minimum, and
- * it never changes the memory policy: later faults keep the old weights.
+ * So it moves every page whose pattern node changed, not the minimum: it
+ * reaches the layout a fresh fault under the new weights gives, not the
+ * fewest moves to per-node shares.  It never changes the memory policy, so
+ * a user writes the new weights to the global table too (which a range
+ * under MPOL_WEIGHTED_INTERLEAVE follows), and keeps the kdamond running,
+ * sending each new set of weights with damon_commit_weights().
  * migrate_hot and migrate_cold differ only in how a quota ranks regions;
  * with no quota and an access pattern that admits every region, both move
  * every page regardless of access, which is what a reweight needs.
@@ -168,6 +172,38 @@ static int damon_on(void)
 static int damon_off(void)
 {
 	return damon_writef(DAMON_KDAMOND "/state", "off");
+}
+
+/*
+ * New weights for the running kdamond's dests (the same nodes, in the same
+ * order), then "commit": the write returns once the kdamond has taken the
+ * new parameters (damon_call() waits for it), so no polling is needed.
+ */
+static int damon_commit_weights(int nr_dests, const unsigned char *weight)
+{
+	char path[160];
+	int i;
+
+	for (i = 0; i < nr_dests; i++) {
+		snprintf(path, sizeof(path), DAMON_SCHEME "/dests/%d/weight", i);
+		if (damon_writef(path, "%u", weight[i]))
+			return -1;
+	}
+	return damon_writef(DAMON_KDAMOND "/state", "commit");
+}
+
+/*
+ * The scheme's cumulative stats (schemes/0/stats/, refreshed by
+ * "update_schemes_stats"): bytes of regions the action was tried on (the
+ * range once per apply) and bytes it applied to (migrated).  0 or -1.
+ */
+static int damon_scheme_stats(long *sz_tried, long *sz_applied)
+{
+	if (damon_writef(DAMON_KDAMOND "/state", "update_schemes_stats"))
+		return -1;
+	*sz_tried = wi_read_long(DAMON_SCHEME "/stats/sz_tried");
+	*sz_applied = wi_read_long(DAMON_SCHEME "/stats/sz_applied");
+	return *sz_tried < 0 || *sz_applied < 0 ? -1 : 0;
 }
 
 /*

@@ -198,10 +198,40 @@ static int wi_target(unsigned long addr, const unsigned char *w)
 	return nn - 1;
 }
 
+/*
+ * The global table, as a DAMON user on upstream changes it: nodeN files
+ * of the nodes in use.  0 or -1.
+ */
+static int set_global_weights(const unsigned char *w)
+{
+	int i;
+
+	for (i = 0; i < nn; i++)
+		if (wi_sysfs_weight_set(nodes[i], w[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * 1: start states get upstream's policy instead, mbind(MPOL_WEIGHTED_INTERLEAVE)
+ * following the global table, with the table set to the OLD weights (the
+ * DAMON method: an upstream user has no own weights).
+ */
+static int start_global;
+
 /* Give the whole range weighted interleave with weights @w (mbind2()). */
 static int bind_range_weights(char *p, const unsigned char *w)
 {
-	return wi_mbind2_nodes(p, npages * PG, nodes, nn, w, 0);
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
+	int i;
+
+	if (!start_global)
+		return wi_mbind2_nodes(p, npages * PG, nodes, nn, w, 0);
+	for (i = 0; i < nn; i++)
+		wi_nodemask_set(mask, nodes[i]);
+	if (set_global_weights(w))
+		return -1;
+	return sys_mbind(p, npages * PG, MPOL_WEIGHTED_INTERLEAVE, mask, WI_MAXNODE, 0);
 }
 
 /*
@@ -1038,18 +1068,23 @@ static int walk_cost(void)
  * process and the same pages (the same start state, mapped at the same
  * address, every folio on the LRU), one method at a time:
  *   kernel      process_mpol_reweight(own pidfd, NEW, MPOL_MF_REBALANCE);
- *   DAMON       a kdamond on this process with one migrate_hot scheme whose
- *               dests are the nodes with the NEW weights (damon_migrate.h);
+ *   DAMON       as an upstream user runs it: the range under
+ *               mbind(MPOL_WEIGHTED_INTERLEAVE) following the global
+ *               table; one resident kdamond on this process, one
+ *               migrate_hot scheme whose dests are the nodes; a reweight
+ *               writes NEW to the global table and to the dests, and
+ *               commits (damon_migrate.h);
  *   move_pages  user_rebalance(): move_pages(2) query, the minimal plan,
  *               one move_pages(2) call, mbind2() with NEW;
  *   Alg. 1      the BWAP paper's Algorithm 1 (method_algorithm1()).
  * Instructions (run-vm --icount; guest ns otherwise): the guest clock
  * across the call for the kernel, move_pages and Algorithm 1 (the other
  * CPUs are idle, so that is every instruction the call causes, kworkers
- * included); for DAMON, this thread's CPU time writing the sysfs files
- * and turning the kdamond on, plus the kdamond's CPU time (pinned to this
- * CPU so that it is its own) up to the poll that first saw the final
- * placement, plus the guest clock across turning it off.
+ * included); for DAMON, this thread's CPU time writing the weights and
+ * committing, plus the kdamond's CPU time (pinned to this CPU so that it
+ * is its own) up to the poll that first saw the final placement; its
+ * cold start (building the sysfs tree, turning it on) and turning it off
+ * are reported apart, as CPU time too.
  */
 struct peer_scenario {
 	const char *name, *what;
@@ -1073,13 +1108,16 @@ static const struct peer_scenario peer_scenarios[] = {
 };
 #define NR_PEER_SCENARIOS (sizeof(peer_scenarios) / sizeof(peer_scenarios[0]))
 
-/* On 8 nodes (8node-opteron): base pages only, the THP rows are 4-node cases. */
+/* On 8 nodes (8node-opteron). */
 static const struct peer_scenario peer_scenarios8[] = {
 	/* canonical weights of 8node-opteron, workers on node 0, DWP 0 -> 0.1 */
 	{ "dwp-step-8", "DWP 0 -> 0.1", NULL, 0, 4096, { 12, 6, 4, 2, 4, 2, 3, 2 },
 	  { 40, 18, 12, 6, 12, 6, 9, 6 }, { 0 }, 0 },
 	{ "canonical-8", "uniform to canonical", NULL, 0, 4096, { 1, 1, 1, 1, 1, 1, 1, 1 },
 	  { 12, 6, 4, 2, 4, 2, 3, 2 }, { 0 }, 0 },
+	/* huge pages: the rule's result is computed (thp_rule()) */
+	{ "thp-canonical-8", "32 THPs, uniform to canonical", "always", 32, 0,
+	  { 1, 1, 1, 1, 1, 1, 1, 1 }, { 12, 6, 4, 2, 4, 2, 3, 2 }, { 0 }, 0 },
 };
 #define NR_PEER_SCENARIOS8 (sizeof(peer_scenarios8) / sizeof(peer_scenarios8[0]))
 
@@ -1106,7 +1144,18 @@ struct peer_result {
 	long long kdamond;	/* DAMON: the kdamond's part of instr (median) */
 	long long settle;	/* DAMON: guest ns until the last page moved */
 	double idle_walk;	/* DAMON: kdamond instructions per ms once settled */
+	long layout_off;	/* pages not where a fresh fault under NEW puts them */
+	int maps_match;		/* numa_maps counts of the range == move_pages(2)'s */
+	int kdamond_pid;	/* DAMON: the kdamond that did this reweight */
+	long long cpu_caller;	/* DAMON: this thread's CPU time in instr */
+	long long cpu_kdamond;	/* DAMON: the kdamond's CPU time in instr */
+	long long kd_at_commit;	/* DAMON: the kdamond's part until the commit returned */
+	double applies;		/* DAMON: applies of the scheme until the end of the polls */
+	long sz_applied;	/* DAMON: bytes the scheme migrated, its stats say */
 };
+
+/* Node of every page after a fresh fault under NEW: the layout DAMON aims at. */
+static int *fresh_st;
 
 static long long thread_cpu_ns(void)
 {
@@ -1124,30 +1173,33 @@ static void sleep_ns(long long ns)
 		;
 }
 
-/* Pages per node of the mapping at @p, from /proc/self/numa_maps. */
+/*
+ * Pages per node of the range at @p (npages pages), from
+ * /proc/self/numa_maps: the sum over every mapping that starts inside the
+ * range, since an mbind() of a sub-range (Algorithm 1) splits the VMA
+ * into pieces, each a line of its own.
+ */
 static void numa_maps_counts(char *p, long *count)
 {
-	char line[1024], key[32];
+	unsigned long lo = (unsigned long)p, hi = lo + npages * PG, start;
+	char line[1024];
 	FILE *f = fopen("/proc/self/numa_maps", "r");
-	size_t klen;
 
 	memset(count, 0, NN * sizeof(*count));
 	if (!f)
 		die("cannot open %s", "/proc/self/numa_maps");
-	klen = snprintf(key, sizeof(key), "%lx ", (unsigned long)p);
 	while (fgets(line, sizeof(line), f)) {
 		char *t;
 
-		if (strncmp(line, key, klen))
+		if (sscanf(line, "%lx ", &start) != 1 || start < lo || start >= hi)
 			continue;
 		for (t = strstr(line, " N"); t; t = strstr(t + 1, " N")) {
 			int nid, k;
 			long n;
 
 			if (sscanf(t, " N%d=%ld", &nid, &n) == 2 && (k = node_index(nid)) >= 0)
-				count[k] = n;
+				count[k] += n;
 		}
-		break;
 	}
 	fclose(f);
 }
@@ -1191,44 +1243,101 @@ static void drain_lru(char *p, int node)
 	sys_move_pages(0, 1, &page, &node, &status, MPOL_MF_MOVE);
 }
 
-static long long method_damon(char *p, const unsigned char *new_w, const long *target,
-			      int huge, struct peer_result *r)
+/*
+ * The DAMON method's kdamond, resident as a user runs it: built and
+ * turned on once per scenario (damon_start(), its cost reported apart as
+ * the cold start), then every reweight is a commit of new dests weights
+ * to it, and it is turned off after the scenario's repeats, before the
+ * other methods run on the same range.
+ */
+static int kdamond_pid;
+static long long kd_cold_caller, kd_cold_kdamond, kd_off_caller;
+/*
+ * 1: the reweight starts a kdamond with the NEW dests and stops it after
+ * (what the bench did before), for the cold figure printed beside the
+ * resident one; charged CPU time only, the start and the off included.
+ */
+static int damon_cold;
+
+static void damon_start(const unsigned char *old_w)
 {
 	struct damon_migrate d = {
-		.pid = getpid(), .start = (unsigned long)p,
-		.end = (unsigned long)p + npages * PG, .nr_dests = nn,
-		.node = nodes, .weight = new_w, .action = "migrate_hot",
+		.pid = getpid(), .start = (unsigned long)base_hint,
+		.end = (unsigned long)base_hint + npages * PG, .nr_dests = nn,
+		.node = nodes, .weight = old_w, .action = "migrate_hot",
 		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
 	};
-	long long cpu0, cpu_w, t_on, t, kd = 0, kd_settled, t_settled = 0, t0;
-	long cur[NN], prev[NN];
-	int pid, same = 0;
+	long long cpu0 = thread_cpu_ns();
 	cpu_set_t cpus;
 
-	cpu0 = thread_cpu_ns();
 	if (damon_setup(&d))
 		die("DAMON setup failed (see above); is this the %s kernel?", "damon");
-	pid = damon_on();
-	if (pid < 0)
+	kdamond_pid = damon_on();
+	if (kdamond_pid < 0)
 		die("DAMON did not start (see above)%s", "");
-	cpu_w = thread_cpu_ns() - cpu0;
-	t_on = now_ns();
+	kd_cold_caller = thread_cpu_ns() - cpu0;
 	/* on this CPU, so that its CPU time is its own instructions */
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
-	if (sched_setaffinity(pid, sizeof(cpus), &cpus))
+	if (sched_setaffinity(kdamond_pid, sizeof(cpus), &cpus))
 		printf("# WARNING: cannot pin kdamond %d to CPU 0 (%s): its time includes other CPUs'\n",
-		       pid, strerror(errno));
-	r->conv = -1;
+		       kdamond_pid, strerror(errno));
+	/* a commit returns once the kdamond took it: its start-up is done by then */
+	if (damon_commit_weights(nn, old_w))
+		die("DAMON commit failed (see above)%s", "");
+	kd_cold_kdamond = task_cpu_ns(kdamond_pid);
+}
+
+static void damon_stop(void)
+{
+	long long cpu0 = thread_cpu_ns();
+
+	if (damon_off())
+		die("DAMON did not stop (see above)%s", "");
+	kd_off_caller = thread_cpu_ns() - cpu0;
+	kdamond_pid = 0;
+}
+
+/*
+ * One reweight by the resident kdamond, as an upstream user makes it:
+ * write the NEW weights to the global table (which the range's policy
+ * follows, so later faults get them) and to the scheme's dests, commit,
+ * then wait for the pages to settle.  Charged: this thread's CPU time for
+ * the writes and the commit, plus the kdamond's CPU time from before them
+ * to the poll that first saw the final placement.  CPU time, not the guest
+ * clock: the kdamond sleeps between sample intervals, and that idle time
+ * is no work.
+ */
+static long long method_damon(char *p, const unsigned char *new_w, struct peer_result *r)
+{
+	long long cpu0, kd0, t_on, t, kd, kd_settled, t_settled = 0;
+	long cur[NN], prev[NN];
+	int same = 0;
+
+	long tried0, applied0, tried, applied;
+
+	tried0 = applied0 = 0;
+	if (!damon_cold && damon_scheme_stats(&tried0, &applied0))
+		die("cannot read DAMON's scheme stats (see above)%s", "");
+	t_on = now_ns();
+	cpu0 = thread_cpu_ns();
+	kd0 = damon_cold ? 0 : task_cpu_ns(kdamond_pid);
+	if (set_global_weights(new_w))
+		die("cannot write the global weights: %s", strerror(errno));
+	if (damon_cold)
+		damon_start(new_w);
+	else if (damon_commit_weights(nn, new_w))
+		die("DAMON commit failed (see above)%s", "");
+	r->cpu_caller = thread_cpu_ns() - cpu0;
+	/* this thread and the kdamond share CPU 0: the commit returns when it yields */
+	r->kd_at_commit = task_cpu_ns(kdamond_pid) - kd0;
 	numa_maps_counts(p, prev);
-	kd_settled = task_cpu_ns(pid);
-	for (;;) {
+	kd = kd_settled = task_cpu_ns(kdamond_pid);
+	for (t = 0;;) {
 		sleep_ns(PEER_POLL_NS);
 		numa_maps_counts(p, cur);
 		t = now_ns() - t_on;
-		kd = task_cpu_ns(pid);
-		if (r->conv < 0 && converged(cur, target, new_w, huge))
-			r->conv = t;
+		kd = task_cpu_ns(kdamond_pid);
 		if (memcmp(cur, prev, sizeof(cur))) {
 			memcpy(prev, cur, sizeof(cur));
 			same = 0;
@@ -1242,11 +1351,17 @@ static long long method_damon(char *p, const unsigned char *new_w, const long *t
 	}
 	r->idle_walk = t > t_settled ? (double)(kd - kd_settled) / ((t - t_settled) / 1e6) : 0;
 	r->settle = t_settled;
-	r->kdamond = kd_settled;
-	t0 = now_ns();
-	if (damon_off())
-		die("DAMON did not stop (see above)%s", "");
-	return cpu_w + kd_settled + (now_ns() - t0);
+	r->cpu_kdamond = r->kdamond = kd_settled - kd0;
+	r->kdamond_pid = kdamond_pid;
+	if (damon_scheme_stats(&tried, &applied))
+		die("cannot read DAMON's scheme stats (see above)%s", "");
+	r->applies = (double)(tried - tried0) / (npages * PG);
+	r->sz_applied = applied - applied0;
+	if (damon_cold) {
+		damon_stop();
+		r->cpu_caller += kd_off_caller;
+	}
+	return r->cpu_caller + r->cpu_kdamond;
 }
 
 /* Drop every page of the range and fault it again: pages per node. */
@@ -1260,18 +1375,97 @@ static void refault(char *p, long *count)
 	numa_maps_counts(p, count);
 }
 
+/*
+ * The rule of process_mpol_reweight.rst ("Huge pages") for a range of
+ * THPs only, one size, nothing fixed: give the H huge pages to the nodes
+ * one at a time, each to the node where keeping one of its own saves a
+ * move, among the nodes with a huge page's room left under their
+ * largest-remainder share while any is, then among those with any room
+ * (ties: more room, then the lower node).  @cur: pages per node now;
+ * @after: pages per node after; returns the pages moved.
+ */
+static long thp_rule(const long *cur, const unsigned char *w, long *after)
+{
+	long t[NN], got[NN] = { 0 }, moved = 0, f;
+	int k, best;
+
+	wi_lr_targets(npages, cur, w, nn, t);
+	for (f = 0; f < npages / HPAGE_PAGES; f++) {
+		int need = HPAGE_PAGES;	/* room wanted: a huge page, then any */
+
+		for (best = -1; best < 0 && need; need = need > 1 ? 1 : 0)
+			for (k = 0; k < nn; k++) {
+				long room = t[k] - got[k] * HPAGE_PAGES;
+				long saves = got[k] < cur[k] / HPAGE_PAGES;
+
+				if (room < need)
+					continue;
+				if (best < 0 || saves > (got[best] < cur[best] / HPAGE_PAGES) ||
+				    (saves == (got[best] < cur[best] / HPAGE_PAGES) &&
+				     room > t[best] - got[best] * HPAGE_PAGES))
+					best = k;
+			}
+		if (best < 0)
+			die("the huge-page rule found no node for a huge page%s", "");
+		got[best]++;
+	}
+	for (k = 0; k < nn; k++) {
+		after[k] = got[k] * HPAGE_PAGES;
+		if (cur[k] > after[k])
+			moved += cur[k] - after[k];
+	}
+	return moved;
+}
+
+/* THP scenarios: the per-node pages of the rule's result, the kernel's target. */
+static long thp_after[NN];
+
+/*
+ * The scenario's minimum moves, from its start state: largest-remainder
+ * shares for base pages; for huge pages the rule's result, computed for an
+ * all-THP range (and checked against the one written in the scenario) or,
+ * on a mix, as written.
+ */
+static long peer_target(const struct peer_scenario *sc)
+{
+	long cur[NN], target[NN], min;
+	char *p = start_state(sc->old_w);
+	int k;
+
+	where(p, before_st, cur);
+	end_state(p);
+	if (!sc->huge) {
+		wi_lr_targets(npages, cur, sc->new_w, nn, target);
+		return min_moves(cur, target);
+	}
+	if (sc->base) {
+		memcpy(thp_after, sc->after, sizeof(thp_after));
+		return sc->min;
+	}
+	min = thp_rule(cur, sc->new_w, thp_after);
+	for (k = 0; sc->min && k < nn; k++)
+		if (thp_after[k] != sc->after[k] || min != sc->min)
+			die("%s: the huge-page rule computed here differs from the scenario's", sc->name);
+	return min;
+}
+
 static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_new,
 		     struct peer_result *r)
 {
 	unsigned char table[WI_MAXNODE];
 	long cur[NN], target[NN], refaulted[NN], i, mv = 0;
 	long long t0, ns = 0;
-	char *p = start_state(sc->old_w);
+	char *p;
 	int k;
 
+	if (m == P_DAMON && !damon_cold && damon_commit_weights(nn, sc->old_w))	/* the state before */
+		die("DAMON commit failed (see above)%s", "");
+	start_global = m == P_DAMON;
+	p = start_state(sc->old_w);
+	start_global = 0;
 	where(p, before_st, cur);
 	if (sc->huge)
-		memcpy(target, sc->after, sizeof(target));
+		memcpy(target, thp_after, sizeof(target));
 	else
 		wi_lr_targets(npages, cur, sc->new_w, nn, target);
 	drain_lru(p, before_st[0]);
@@ -1286,7 +1480,7 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 		break;
 	case P_DAMON:
 		r->not_moved = 0;
-		r->instr = method_damon(p, sc->new_w, target, sc->huge > 0, r);
+		r->instr = method_damon(p, sc->new_w, r);
 		break;
 	case P_USER:
 		r->not_moved = user_rebalance(p, sc->new_w, &mv);
@@ -1298,8 +1492,8 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 		break;
 	}
 	where(p, after_st, r->final);
-	if (m != P_DAMON)	/* done when the call returns, or never */
-		r->conv = converged(r->final, target, sc->new_w, sc->huge > 0) ? r->instr : -1;
+	/* goal reached when the call returns (DAMON: when it settled), or never */
+	r->conv = converged(r->final, target, sc->new_w, sc->huge > 0) ? r->instr : -1;
 	r->moved = r->off = 0;
 	for (i = 0; i < npages; i++)
 		r->moved += before_st[i] != after_st[i];
@@ -1308,6 +1502,14 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	r->off /= 2;
 	for (k = 0; k < 2; k++)
 		r->wb[k] = wi_window_balance(after_st, npages, nodes, sc->new_w, nn, windows[k]);
+	r->layout_off = 0;
+	for (i = 0; i < npages; i++)
+		r->layout_off += after_st[i] != fresh_st[i];
+	/* DAMON's goal is the layout a fresh fault gives, within 1% of the pages */
+	if (m == P_DAMON)
+		r->conv = r->layout_off * 100 <= npages ? r->settle : -1;
+	numa_maps_counts(p, cur);
+	r->maps_match = !memcmp(cur, r->final, sizeof(cur));
 	refault(p, refaulted);
 	r->refault_off = 0;
 	for (k = 0; k < nn; k++)
@@ -1331,6 +1533,47 @@ static void fmt_conv(char *buf, size_t len, long long ns)
 		snprintf(buf, len, "%.2f ms", ns / 1e6);
 }
 
+/*
+ * The rows that say the comparison is fair to DAMON and to Algorithm 1
+ * (issue 42): DAMON judged by its own goal, given the new policy as an
+ * upstream user gives it, run as a user runs it (one resident kdamond,
+ * updated by commit) and charged CPU time only; and every method's
+ * counts read over the whole range, however its VMA was split.
+ */
+static int peer_fairness_rows(const struct peer_scenario *sc, const struct peer_result *res,
+			      int have_damon, int one_kdamond, int cpu_only, const char *maps_bad, int *t)
+{
+	const struct peer_result *d = &res[P_DAMON];
+	char conv[24];
+	int pass, ok = 1;
+
+	if (!have_damon) {
+		for (int i = 0; i < 4; i++)
+			printf("ok %d %s: DAMON fairness row %d # SKIP no DAMON\n", ++*t, sc->name, i + 1);
+	} else {
+		fmt_conv(conv, sizeof(conv), d->conv);
+		pass = !d->layout_off && d->conv >= 0;
+		ok &= pass;
+		printf("%s %d %s: DAMON reached its own goal, the fresh-fault layout (%ld pages off it, reached %s)\n",
+		       pass ? "ok" : "not ok", ++*t, sc->name, d->layout_off, conv);
+		pass = !d->refault_off;
+		ok &= pass;
+		printf("%s %d %s: after DAMON later faults follow the new weights (%ld pages off a fresh fault)\n",
+		       pass ? "ok" : "not ok", ++*t, sc->name, d->refault_off);
+		ok &= one_kdamond;
+		printf("%s %d %s: DAMON's %d reweights went to one resident kdamond, by commit\n",
+		       one_kdamond ? "ok" : "not ok", ++*t, sc->name, repeats);
+		ok &= cpu_only;
+		printf("%s %d %s: DAMON was charged CPU time only, caller's and kdamond's, no idle time\n",
+		       cpu_only ? "ok" : "not ok", ++*t, sc->name);
+	}
+	pass = !maps_bad[0];
+	ok &= pass;
+	printf("%s %d %s: numa_maps counts over the whole range equal move_pages(2)'s after every method%s%s\n",
+	       pass ? "ok" : "not ok", ++*t, sc->name, pass ? "" : "; not after ", maps_bad);
+	return ok;
+}
+
 static int peers(const char *only)
 {
 	static struct peer_result res[NR_PEER_SCENARIOS][NR_PEERS];
@@ -1339,8 +1582,17 @@ static int peers(const char *only)
 	char saved[64], ow[48], nw[48], conv[24], buf[96];
 	long min[NR_PEER_SCENARIOS], fresh[NN];
 	double fresh_wb[NR_PEER_SCENARIOS][2];
+	/* per scenario: DAMON's kdamond pids differed, its charge was not CPU time alone */
+	int kd_pids[NR_PEER_SCENARIOS] = { 0 }, kd_cpu_only[NR_PEER_SCENARIOS];
+	/* methods after which numa_maps' counts of the range were not move_pages(2)'s */
+	char maps_bad[NR_PEER_SCENARIOS][64];
 	int have_thp = !wi_read_selected(THP_ENABLED, saved, sizeof(saved));
 	int have_damon = damon_available();
+	/* the global table the DAMON method writes, put back at the end */
+	int saved_w[NN], saved_auto = wi_auto_get();
+	long long cold[NR_PEER_SCENARIOS][3] = { { 0 } };	/* caller, kdamond, off */
+	long long cold_run[NR_PEER_SCENARIOS][2] = { { 0 } };	/* a cold reweight: all, kdamond */
+	int thp_mixed_note = 0;	/* the folio-blind move_pages row was printed */
 	int s, m, rep, ok = 1, t = 0;
 	const char *unit = icount ? "instr" : "ns";
 
@@ -1348,12 +1600,17 @@ static int peers(const char *only)
 		printf("# no %s (CONFIG_DAMON_SYSFS, DAMON_VADDR): DAMON is n/a;\n"
 		       "# scripts/run-bench --peers boots the 7.3 damon variant that has it\n",
 		       DAMON_ADMIN);
+	for (s = 0; s < nn; s++)
+		saved_w[s] = wi_sysfs_weight_get(nodes[s]);
 	free(before_st);
 	free(after_st);
 	before_st = malloc(32 * HPAGE_PAGES * sizeof(int));
 	after_st = malloc(32 * HPAGE_PAGES * sizeof(int));
+	fresh_st = malloc(32 * HPAGE_PAGES * sizeof(int));
 	printf("# rebalance-bench --peers: %d nodes, workers on CPU 0 (node %d), %d repeats,\n"
-	       "# %s (median); DAMON: vaddr, migrate_hot, dests = the nodes with NEW weights,\n"
+	       "# %s (median); DAMON as an upstream user runs it: the range follows\n"
+	       "# the global weights, NEW is written there and to the dests of one resident\n"
+	       "# kdamond per scenario, then committed; vaddr, migrate_hot, dests = the nodes,\n"
 	       "# sample 1 ms, aggr 1 ms, update 1000 s, 3 regions, one region = the range,\n"
 	       "# no quota, every access pattern; polled every %lld ms\n",
 	       nn, nodes[0], repeats,
@@ -1379,15 +1636,22 @@ static int peers(const char *only)
 		{	/* a fresh fault under NEW: later faults should look like it */
 			char *p = start_state(sc->new_w);
 
-			where(p, after_st, fresh);
+			where(p, fresh_st, fresh);
 			for (m = 0; m < 2; m++)
-				fresh_wb[s][m] = wi_window_balance(after_st, npages, nodes, sc->new_w,
+				fresh_wb[s][m] = wi_window_balance(fresh_st, npages, nodes, sc->new_w,
 								     nn, windows[m]);
 			end_state(p);
 		}
+		maps_bad[s][0] = '\0';
+		kd_cpu_only[s] = 1;
+		min[s] = peer_target(sc);
 		for (m = 0; m < NR_PEERS; m++) {
+			int first_pid = 0, bad = 0;
+
 			if (m == P_DAMON && !have_damon)
 				continue;
+			if (m == P_DAMON)
+				damon_start(sc->old_w);
 			for (rep = 0; rep < repeats; rep++) {
 				struct peer_result r;
 
@@ -1395,27 +1659,42 @@ static int peers(const char *only)
 				peer_run(sc, m, fresh, &r);
 				if (!rep)
 					res[s][m] = r;
+				bad |= !r.maps_match;
+				if (m == P_DAMON) {
+					if (!rep)
+						first_pid = r.kdamond_pid;
+					/* 1: one kdamond for every reweight */
+					kd_pids[s] = rep ? kd_pids[s] && r.kdamond_pid == first_pid : 1;
+					kd_cpu_only[s] &= r.instr == r.cpu_caller + r.cpu_kdamond;
+				}
 				v[rep] = r.instr;
 				kdv[rep] = r.kdamond;
 				cv[rep] = r.conv < 0 ? LLONG_MAX : r.conv;
 			}
+			if (m == P_DAMON) {
+				struct peer_result r;
+
+				damon_stop();
+				cold[s][0] = kd_cold_caller;
+				cold[s][1] = kd_cold_kdamond;
+				cold[s][2] = kd_off_caller;
+				/* once more with a kdamond started for the change, for comparison */
+				memset(&r, 0, sizeof(r));
+				damon_cold = 1;
+				peer_run(sc, m, fresh, &r);
+				damon_cold = 0;
+				cold_run[s][0] = r.instr;
+				cold_run[s][1] = r.cpu_kdamond;
+			}
+			if (bad)
+				snprintf(maps_bad[s] + strlen(maps_bad[s]), sizeof(maps_bad[s]) - strlen(maps_bad[s]),
+					 "%s%s", maps_bad[s][0] ? ", " : "", peer_names[m]);
 			qsort(v, repeats, sizeof(v[0]), cmp_ll);
 			qsort(kdv, repeats, sizeof(kdv[0]), cmp_ll);
 			qsort(cv, repeats, sizeof(cv[0]), cmp_ll);
 			res[s][m].instr = v[repeats / 2];
 			res[s][m].kdamond = kdv[repeats / 2];
 			res[s][m].conv = cv[repeats / 2] == LLONG_MAX ? -1 : cv[repeats / 2];
-		}
-		if (sc->huge) {
-			min[s] = sc->min;
-		} else {
-			long cur[NN], target[NN];
-			char *p = start_state(sc->old_w);
-
-			where(p, before_st, cur);
-			wi_lr_targets(npages, cur, sc->new_w, nn, target);
-			min[s] = min_moves(cur, target);
-			end_state(p);
 		}
 		fmt_w(ow, sc->old_w);
 		fmt_w(nw, sc->new_w);
@@ -1424,9 +1703,9 @@ static int peers(const char *only)
 		       sc->name, sc->what, ow, nw, npages,
 		       sc->huge ? ", THP always" : "", min[s], fresh_wb[s][0], fresh_wb[s][1],
 		       fmt_counts(buf, sizeof(buf), fresh));
-		printf("# %-10s %6s %6s %5s %10s %7s %6s %10s %13s %9s %-19s\n", "method", "moved",
-		       "/min", "off", unit, "/kernel", "/moved", "converged", "win 64 / 512", "refault",
-		       "final per node");
+		printf("# %-10s %6s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s\n", "method",
+		       "moved", "/min", "shares", "layout", unit, "/kernel", "/moved", "goal", "reached",
+		       "win 64 / 512", "refault", "final per node");
 		for (m = 0; m < NR_PEERS; m++) {
 			const struct peer_result *r = &res[s][m];
 			char fin[96];
@@ -1437,41 +1716,65 @@ static int peers(const char *only)
 			}
 			fmt_conv(conv, sizeof(conv), r->conv);
 			fmt_counts(fin, sizeof(fin), r->final);
-			printf("  %-10s %6ld %5.2fx %5ld %10lld %6.2fx %6.0f %10s %5.1f / %5.1f %5ld %-3s %s\n",
+			printf("  %-10s %6ld %5.2fx %6ld %6ld %10lld %6.2fx %6.0f %-6s %10s %5.1f / %5.1f %5ld %-3s %s\n",
 			       peer_names[m], r->moved, min[s] ? (double)r->moved / min[s] : 0.0,
-			       r->off, r->instr, (double)r->instr / res[s][P_KERNEL].instr,
-			       r->moved ? (double)r->instr / r->moved : 0.0, conv,
+			       r->off, r->layout_off, r->instr, (double)r->instr / res[s][P_KERNEL].instr,
+			       r->moved ? (double)r->instr / r->moved : 0.0,
+			       m == P_DAMON ? "layout" : "shares", conv,
 			       r->wb[0], r->wb[1], r->refault_off,
 			       r->refault_off * 100 <= npages ? "yes" : "no", fin);
 		}
+		if (sc->huge && sc->base) {
+			printf("#   move_pages: folio-blind on this mix, see (*) below\n");
+			thp_mixed_note = 1;
+		}
 		if (have_damon)
-			printf("#   DAMON: kdamond %lld of its %lld %s; last page moved after %.2f ms;\n"
-			       "#   once settled the kdamond kept walking the range at %.0f %s per ms\n"
-			       "#   until turned off\n",
+			printf("#   DAMON: one resident kdamond, a commit per reweight: kdamond %lld of its %lld %s\n"
+			       "#   (%lld of them before the commit returned); %.1f applies of the scheme over the\n"
+			       "#   range, %ld pages migrated by its stats; last page moved after %.2f ms; once\n"
+			       "#   settled the kdamond kept walking the range at %.0f %s per ms; apart: cold\n"
+			       "#   start %lld %s (sysfs tree and on: caller %lld, kdamond to its first commit\n"
+			       "#   %lld), off %lld %s (caller); the same change by a kdamond started for it\n"
+			       "#   with the NEW dests and stopped after: %lld %s (kdamond %lld)\n",
 			       res[s][P_DAMON].kdamond, res[s][P_DAMON].instr, unit,
-			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit);
+			       res[s][P_DAMON].kd_at_commit, res[s][P_DAMON].applies,
+			       res[s][P_DAMON].sz_applied / (long)PG,
+			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit,
+			       cold[s][0] + cold[s][1], unit, cold[s][0], cold[s][1], cold[s][2], unit,
+			       cold_run[s][0], unit, cold_run[s][1]);
 		thp = 0;
 	}
 	if (have_thp)
 		wi_write_file(THP_ENABLED, saved);
+	wi_restore(nodes, saved_w, nn, saved_auto);
 	printf("#\n# moved: pages that changed node (THP: 512 each); /min: against the minimum\n"
 	       "# (base pages: sum(max(0, current - largest-remainder target)); THP: the moves of\n"
 	       "# the rule that keeps huge pages whole and every node within one of its share);\n"
-	       "# /kernel: instructions against the kernel's; /moved: instructions per page moved;\n"
-	       "# off: pages away from that target at the end (THP: another placement with every\n"
-	       "# node within one huge page of its share is as good, but moved more to get there);\n"
-	       "# converged: guest time until every node is within 1%% of its target (THP: within\n"
-	       "# one huge page of its exact share; synchronous methods: the call, or never if it\n"
-	       "# ends elsewhere; DAMON: the first poll that saw it, never if it settled\n"
-	       "# elsewhere: no page moved for %d polls, or %lld s passed); refault: pages away\n"
-	       "# from a fresh fault under NEW after dropping and faulting the range again (yes:\n"
-	       "# within 1%% of the range: later faults follow the new weights)\n",
+	       "# /kernel: instructions against the kernel's; /moved: instructions per page moved.\n"
+	       "# Each method's end state, against both goals: shares: pages away from the\n"
+	       "# per-node target (largest-remainder shares; THP: the rule's result, and another\n"
+	       "# placement with every node within one huge page of its share is as good);\n"
+	       "# layout: pages not on the node a fresh fault under NEW puts them on.  goal: what\n"
+	       "# the method aims at (DAMON's dests reproduce the fresh-fault layout; the others\n"
+	       "# aim at the shares); reached: guest time until its end state met that goal (shares:\n"
+	       "# every node within 1%% of its target, THP within one huge page of its exact\n"
+	       "# share; layout: within 1%% of the pages), the call for synchronous methods, for\n"
+	       "# DAMON the poll after which no page moved for %d polls (bound %lld s); never if\n"
+	       "# the end state misses the goal.  win: worst deviation from the weighted share in\n"
+	       "# any 64 / 512-page window (the fresh fault's is in the scenario's header).\n"
+	       "# refault: pages away from a fresh fault under NEW after dropping and faulting the\n"
+	       "# range again (yes: within 1%% of the range: later faults follow the new weights)\n",
 	       PEER_SETTLE_POLLS, PEER_BOUND_NS / 1000000000LL);
+	if (thp_mixed_note)
+		printf("# (*) thp-mixed, move_pages: the bench's equivalent plans in base pages, as a tool\n"
+		       "# blind to folios would; each request for a subpage moves its whole THP, later\n"
+		       "# ones in the same THP move it again.  bwapctl's portable mode plans in folio\n"
+		       "# units; this row says what a folio-blind tool costs, not what ours does.\n");
 
 	/* TAP: the goal rows */
 	for (s = 0; s < nr_list; s++)
 		if (!only || !strcmp(only, list[s].name))
-			t += 2 + NR_PEERS - 1;
+			t += 2 + NR_PEERS - 1 + 5;
 	printf("1..%d\n", t);
 	t = 0;
 	for (s = 0; s < nr_list; s++) {
@@ -1501,6 +1804,8 @@ static int peers(const char *only)
 			       pass ? "ok" : "not ok", ++t, sc->name, peer_names[m], k->instr,
 			       res[s][m].instr, (double)k->instr / res[s][m].instr);
 		}
+		ok &= peer_fairness_rows(sc, res[s], have_damon, kd_pids[s], kd_cpu_only[s],
+					 maps_bad[s], &t);
 	}
 	return ok ? 0 : 1;
 }
@@ -1535,15 +1840,18 @@ static void usage(FILE *out)
 "                  (move_pages(2) query, same plan, move_pages(2)); then the\n"
 "                  longest stalls of a thread faulting and of one mapping and\n"
 "                  unmapping during the largest call\n"
-"  --peers         instead, the same changes by the kernel, by DAMON (a\n"
-"                  migrate_hot scheme with weighted dests on this process,\n"
+"  --peers         instead, the same changes by the kernel, by DAMON (the\n"
+"                  global weights and a resident kdamond's migrate_hot scheme\n"
+"                  with weighted dests on this process, updated by commit,\n"
 "                  through /sys/kernel/mm/damon/admin; needs DAMON_VADDR and\n"
 "                  DAMON_SYSFS), by the move_pages(2) equivalent and by\n"
 "                  Algorithm 1, on the same pages: moves against the minimum,\n"
-"                  instructions, time until within 1%%, final and window\n"
-"                  deviation, and whether later faults follow the new weights;\n"
-"                  TAP: the kernel moves the minimum to an exact result, its\n"
-"                  later faults follow, and no peer uses fewer instructions\n"
+"                  instructions, distance from the per-node shares and from a\n"
+"                  fresh fault's layout, time until the method's own goal,\n"
+"                  window deviation, and whether later faults follow the new\n"
+"                  weights; TAP: the kernel moves the minimum to an exact\n"
+"                  result, its later faults follow, no peer uses fewer\n"
+"                  instructions, and the comparison is fair to each peer\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -1568,8 +1876,8 @@ static void usage(FILE *out)
 		fmt_w(ow, peer_scenarios8[i].old_w);
 		fmt_w(nw, peer_scenarios8[i].new_w);
 		nn = 4;
-		fprintf(out, "                    %-18s %s -> %s  %s\n", peer_scenarios8[i].name,
-			ow, nw, peer_scenarios8[i].what);
+		fprintf(out, "                    %-18s %s -> %s  %s%s\n", peer_scenarios8[i].name,
+			ow, nw, peer_scenarios8[i].what, peer_scenarios8[i].thp_enabled ? ", THP always" : "");
 	}
 	fprintf(out, "  --help          this text\n"
 		"\n"

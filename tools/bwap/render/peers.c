@@ -67,7 +67,7 @@ static const double *value(const struct bwap_peers_row *row, int panel)
 static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int panel, double y0)
 {
 	static const char *const titles[2] = {
-		"pages moved / the minimum (the fewest moves that reach the target)",
+		"pages moved / the minimum to the per-node shares (DAMON's goal is a fresh fault's layout)",
 		"instructions / the kernel's (same scenario)",
 	};
 	const struct rgb ref = { 0.30, 0.30, 0.30 };
@@ -176,6 +176,15 @@ static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int p
 		chart_line(c, ML, ypos(&a, 1), W - MR, ypos(&a, 1), 1, &ref);
 }
 
+/* Text from x, at size or smaller (down to 8), so that it ends MR short of the right edge. */
+static void fit_text(struct chart *c, double x, double y, double size, int bold, const struct rgb *col,
+		     const char *text)
+{
+	while (size > 8 && x + chart_text_width(c, size, bold, text) > W - MR)
+		size -= 0.5;
+	chart_text(c, x, y, size, bold, 0, col, text);
+}
+
 int bwap_chart_peers(const char *path, const struct bwap_peers_report *r, char *err, size_t errlen)
 {
 	const char *base = strrchr(r->source_name, '/');
@@ -201,15 +210,18 @@ int bwap_chart_peers(const char *path, const struct bwap_peers_report *r, char *
 			     r->source[0] ? r->source : "?", r->variant, r->topology);
 	else
 		n = snprintf(sub, sizeof(sub), "kernel and machine not in the report (no run-bench header); ");
-	snprintf(sub + n, sizeof(sub) - n, "%d nodes, workers on node %d; median of %d; TAP %d of %d ok; %s",
-		 r->nodes, r->worker_node, r->repeats, r->tap_ok, r->tap_ok + r->tap_not_ok,
-		 base ? base + 1 : r->source_name);
-	chart_title(&c, title, sub);
+	snprintf(sub + n, sizeof(sub) - n, "%d nodes, workers on node %d; median of %d; TAP %d of %d ok",
+		 r->nodes, r->worker_node, r->repeats, r->tap_ok, r->tap_ok + r->tap_not_ok);
+	/* the report's name on a line of its own: with the rest it ran past the right edge */
+	snprintf(buf, sizeof(buf), "report: %s", base ? base + 1 : r->source_name);
+	fit_text(&c, 20, 30, 18, 1, &chart_black, title);
+	fit_text(&c, 20, 50, 12, 0, &chart_grey, sub);
+	fit_text(&c, 20, 66, 11, 0, &chart_grey, buf);
 	/* legend: a colour per method */
 	x = 20;
 	for (int m = 0; m < r->nr_methods; m++)
-		x = chart_legend(&c, x, 78, &chart_palette[m % 10], r->method[m]);
-	chart_text(&c, x, 78, 12, 0, 0, &chart_grey, "(n/a: not measured)");
+		x = chart_legend(&c, x, 90, &chart_palette[m % 10], r->method[m]);
+	chart_text(&c, x, 90, 12, 0, 0, &chart_grey, "(n/a: not measured)");
 	for (int p = 0; p < 2; p++)
 		draw_panel(&c, r, p, PANEL_TOP0 + p * PANEL_STEP);
 	if (icount)

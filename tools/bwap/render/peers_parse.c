@@ -181,9 +181,9 @@ static int parse_columns(struct parser *p, struct bwap_peers_report *r)
 	if (p->cur < 0 || p->in_table)
 		return bad(p, "a column header outside a scenario's header");
 	for (int u = 0; u < 2; u++) {
-		snprintf(want, sizeof(want), "# %-10s %6s %6s %5s %10s %7s %6s %10s %13s %9s %-19s", "method",
-			 "moved", "/min", "off", units[u], "/kernel", "/moved", "converged", "win 64 / 512",
-			 "refault", "final per node");
+		snprintf(want, sizeof(want), "# %-10s %6s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s",
+			 "method", "moved", "/min", "shares", "layout", units[u], "/kernel", "/moved", "goal",
+			 "reached", "win 64 / 512", "refault", "final per node");
 		if (strcmp(p->line, want))
 			continue;
 		if (r->unit[0] && strcmp(r->unit, units[u]))
@@ -192,7 +192,8 @@ static int parse_columns(struct parser *p, struct bwap_peers_report *r)
 		p->in_table = 1;
 		return 0;
 	}
-	return bad(p, "not the column header rebalance-bench --peers prints (method moved /min off instr ...)");
+	return bad(p, "not the column header rebalance-bench --peers prints (method moved /min shares layout "
+		   "instr ...)");
 }
 
 static int method_index(struct parser *p, struct bwap_peers_report *r, const char *name)
@@ -209,8 +210,8 @@ static int method_index(struct parser *p, struct bwap_peers_report *r, const cha
 }
 
 /*
- * "  NAME(%-10s) moved /min x off instr /kernel x /moved converged
- *  win64 / win512 refault yes|no a/b/c/d", or "  NAME n/a"
+ * "  NAME(%-10s) moved /min x shares layout instr /kernel x /moved goal
+ *  reached win64 / win512 refault yes|no a/b/c/d", or "  NAME n/a"
  */
 static int parse_row(struct parser *p, struct bwap_peers_report *r)
 {
@@ -246,25 +247,27 @@ static int parse_row(struct parser *p, struct bwap_peers_report *r)
 		row->na = 1;
 		return 0;
 	}
-	if (sscanf(q, "%ld %lfx %ld %lld %lfx %lf %n", &row->moved, &row->per_min, &row->off, &row->instr,
-		   &row->per_kernel, &row->per_moved, &n) != 6 || n < 0)
-		return bad(p, "not 'moved /min x off %s /kernel x /moved' at the start of a row",
+	if (sscanf(q, "%ld %lfx %ld %ld %lld %lfx %lf %7s %n", &row->moved, &row->per_min, &row->off, &row->layout,
+		   &row->instr, &row->per_kernel, &row->per_moved, row->goal, &n) != 8 || n < 0)
+		return bad(p, "not 'moved /min x shares layout %s /kernel x /moved goal' at the start of a row",
 			   r->unit[0] ? r->unit : "instr");
+	if (strcmp(row->goal, "shares") && strcmp(row->goal, "layout"))
+		return bad(p, "the goal '%s' is neither 'shares' nor 'layout'", row->goal);
 	q += n;
 	if (starts(q, "never")) {
-		row->converged_ms = -1;
+		row->reached_ms = -1;
 		q += strlen("never");
 	} else {
 		n = -1;
-		if (sscanf(q, "%lf ms%n", &row->converged_ms, &n) != 1 || n < 0)
-			return bad(p, "converged is neither 'never' nor 'T ms'");
-		if (!isfinite(row->converged_ms) || row->converged_ms < 0)
-			return bad(p, "converged must be finite and >= 0 ms");
+		if (sscanf(q, "%lf ms%n", &row->reached_ms, &n) != 1 || n < 0)
+			return bad(p, "reached is neither 'never' nor 'T ms'");
+		if (!isfinite(row->reached_ms) || row->reached_ms < 0)
+			return bad(p, "reached must be finite and >= 0 ms");
 		q += n;
 	}
 	n = -1;
 	if (sscanf(q, " %lf / %lf %ld %3s %n", &row->win[0], &row->win[1], &row->refault, yes, &n) != 4 || n < 0)
-		return bad(p, "not 'win64 / win512 refault yes|no' after converged");
+		return bad(p, "not 'win64 / win512 refault yes|no' after reached");
 	q += n;
 	for (int node = 0; node < r->nodes; node++) {
 		char *end;
@@ -282,8 +285,8 @@ static int parse_row(struct parser *p, struct bwap_peers_report *r)
 	if (sum != sc->pages)
 		return bad(p, "the final pages per node add up to %ld, not the scenario's %ld pages", sum, sc->pages);
 	if (row->moved < 0 || row->moved > sc->pages || row->off < 0 || row->off > sc->pages ||
-	    row->refault < 0 || row->refault > sc->pages)
-		return bad(p, "moved, off and refault must be 0 to the scenario's %ld pages", sc->pages);
+	    row->layout < 0 || row->layout > sc->pages || row->refault < 0 || row->refault > sc->pages)
+		return bad(p, "moved, shares, layout and refault must be 0 to the scenario's %ld pages", sc->pages);
 	if (row->instr < 0 || (!m && row->instr == 0))
 		return bad(p, "%s must be >= 0 (the kernel's > 0)", r->unit);
 	if (!isfinite(row->per_min) || !isfinite(row->per_kernel) || !isfinite(row->per_moved) ||

@@ -63,12 +63,15 @@ int bwap_chart_bench(const char *path, struct json_object *bench, char *err, siz
 struct bwap_peers_row {
 	int have;
 	int na;			/* printed "n/a" (no DAMON in that kernel) */
-	long moved, off, refault;
+	long moved, refault;
+	long off;		/* pages away from the per-node shares at the end ("shares") */
+	long layout;		/* pages not where a fresh fault under NEW puts them */
+	char goal[8];		/* the method's own goal: "shares" or "layout" */
 	double per_min;		/* moved / the scenario's minimum, as printed */
 	long long instr;	/* guest instructions (or ns, see unit) */
 	double per_kernel;	/* instr / the kernel's, as printed */
 	double per_moved;
-	double converged_ms;	/* -1: never */
+	double reached_ms;	/* until the end state met its goal; -1: never */
 	double win[2];		/* window balance over 64 and 512 pages */
 	long final[BWAP_PEERS_MAX_NODES];
 };

@@ -66,6 +66,20 @@ static long dark_pixels(cairo_surface_t *s, int y0, int y1)
 	return n;
 }
 
+/* Pixels that are not white (any ink, grey text too) in [x0, x1) x [y0, y1). */
+static long ink_pixels(cairo_surface_t *s, int x0, int y0, int x1, int y1)
+{
+	long n = 0;
+
+	for (int y = y0; y < y1; y++)
+		for (int x = x0; x < x1; x++) {
+			unsigned int p = pixel(s, x, y);
+
+			n += ((p >> 16) & 255) + ((p >> 8) & 255) + (p & 255) < 3 * 245;
+		}
+	return n;
+}
+
 /* Pixels of exactly this colour (0xRRGGBB), as cairo fills a swatch. */
 static long colour_pixels(cairo_surface_t *s, double r, double g, double b)
 {
@@ -345,29 +359,38 @@ static void test_peers_parse(void)
 	      r.nr_scenarios, r.nr_methods);
 	CHECK(!strcmp(r.method[0], "kernel") && !strcmp(r.method[1], "DAMON") && !strcmp(r.method[2], "move_pages") &&
 	      !strcmp(r.method[3], "Alg. 1"), "peers 4-node: the methods in order: kernel, DAMON, move_pages, Alg. 1");
-	CHECK(!strcmp(r.base, "7.3") && !strcmp(r.source, "linux-source-7.3") && !strcmp(r.variant, "damon") &&
+	CHECK(!strcmp(r.base, "7.3") && !strcmp(r.source, "linux-source-7.3 7.3.4-1~bpo13+1") &&
+	      !strcmp(r.variant, "damon") &&
 	      !strcmp(r.topology, "4node-asymmetric") && r.nodes == 4 && r.worker_node == 0 && r.repeats == 3 &&
 	      !strcmp(r.unit, "instr"), "peers 4-node: 7.3 damon on 4node-asymmetric, 4 nodes, 3 repeats, instr");
-	CHECK(r.tap_plan == 25 && r.tap_ok == 25 && !r.tap_not_ok, "peers 4-node: TAP 1..25, all ok");
+	CHECK(r.tap_plan == 50 && r.tap_ok == 50 && !r.tap_not_ok, "peers 4-node: TAP 1..50, all ok");
 	sc = &r.sc[0];
 	CHECK(!strcmp(sc->name, "dwp-step") && !strcmp(sc->what, "DWP 0 -> 0.1") && !strcmp(sc->old_w, "20,10,8,5") &&
 	      !strcmp(sc->new_w, "67,30,24,15") && sc->pages == 4096 && sc->minimum == 108 && !sc->thp,
 	      "peers 4-node: dwp-step, 20,10,8,5 -> 67,30,24,15, 4096 base pages, minimum 108");
-	CHECK(sc->row[0].moved == 108 && sc->row[0].instr == 2142770 && sc->row[0].per_kernel == 1.0 &&
+	CHECK(sc->row[0].moved == 108 && sc->row[0].instr == 2155790 && sc->row[0].per_kernel == 1.0 &&
+	      sc->row[0].off == 0 && sc->row[0].layout == 2712 && !strcmp(sc->row[0].goal, "shares") &&
 	      sc->row[0].final[0] == 2018 && sc->row[0].final[3] == 452,
-	      "peers 4-node: dwp-step's kernel row: 108 moved, 2142770 instr, 2018/.../452");
-	CHECK(sc->row[1].moved == 2747 && sc->row[1].per_min == 25.44 && sc->row[1].per_kernel == 12.89 &&
-	      sc->row[1].converged_ms == 29.57 && sc->row[3].converged_ms == -1,
-	      "peers 4-node: dwp-step's DAMON 2747 moved, 25.44x, 12.89x, 29.57 ms; Alg. 1 never converged");
+	      "peers 4-node: dwp-step's kernel row: 108 moved, 0 off the shares, 2712 off the layout, 2155790 instr, "
+	      "2018/.../452");
+	CHECK(sc->row[1].moved == 2747 && sc->row[1].per_min == 25.44 && sc->row[1].per_kernel == 13.80 &&
+	      sc->row[1].off == 8 && sc->row[1].layout == 0 && !strcmp(sc->row[1].goal, "layout") &&
+	      sc->row[1].reached_ms == 63.71 && !sc->row[1].refault && sc->row[3].reached_ms == -1 &&
+	      sc->row[3].refault == 10,
+	      "peers 4-node: dwp-step's DAMON 2747 moved, 25.44x, 13.80x, on its goal the layout at 63.71 ms, "
+	      "refault 0; Alg. 1 never reached the shares, refault 10");
 	sc = &r.sc[4];
-	CHECK(!strcmp(sc->name, "thp-mixed") && sc->thp && sc->pages == 4496 && sc->row[2].instr == 885198130 &&
-	      sc->row[2].per_kernel == 144.27 && sc->row[2].per_min == 1.77,
-	      "peers 4-node: thp-mixed (THP) move_pages: 885198130 instr, 144.27x the kernel's, 1.77x the minimum");
+	CHECK(!strcmp(sc->name, "thp-mixed") && sc->thp && sc->pages == 4496 && sc->row[2].instr == 884417620 &&
+	      sc->row[2].per_kernel == 144.20 && sc->row[2].per_min == 1.77,
+	      "peers 4-node: thp-mixed (THP) move_pages, folio-blind: 884417620 instr, 144.20x the kernel's, "
+	      "1.77x the minimum");
 	ok = !bwap_peers_read(test_data("peers-7.3-8node-opteron.txt"), &r, err, sizeof(err));
-	CHECK(ok && r.nr_scenarios == 2 && r.nr_methods == 4 && r.nodes == 8 && !strcmp(r.topology, "8node-opteron") &&
+	CHECK(ok && r.nr_scenarios == 3 && r.nr_methods == 4 && r.nodes == 8 && !strcmp(r.topology, "8node-opteron") &&
 	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min == 3.31 &&
-	      r.sc[1].row[0].final[7] == 234 && r.tap_plan == 10,
-	      "peers 8-node: 2 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON 3.31x (%s)", err);
+	      r.sc[1].row[0].final[7] == 234 && !strcmp(r.sc[2].name, "thp-canonical-8") && r.sc[2].thp &&
+	      r.sc[2].minimum == 3584 && r.sc[2].row[0].final[0] == 5120 && r.tap_plan == 30 && r.tap_ok == 30,
+	      "peers 8-node: 3 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON 3.31x; "
+	      "thp-canonical-8 minimum 3584, kernel 5120 on node 0; TAP 30 of 30 ok (%s)", err);
 
 	/* strict: each bad report refused with the line it is on */
 	text = bwap_read_file(test_data("peers-7.3-4node-asymmetric.txt"), NULL);
@@ -376,34 +399,38 @@ static void test_peers_parse(void)
 		return;
 	err[0] = '\0';
 	CHECK(bwap_peers_parse(edited(text, "25.44x", "26.44x"), "r.txt", &r, err, sizeof(err)) &&
-	      strstr(err, "r.txt:11: /min 26.44x is not 2747 moved / minimum 108"),
+	      strstr(err, "r.txt:13: /min 26.44x is not 2747 moved / minimum 108"),
 	      "peers: a /min that is not moved / minimum is refused at its line (%s)", err);
 	err[0] = '\0';
-	CHECK(bwap_peers_parse(edited(text, "  12.89x", "    infx"), "r.txt", &r, err, sizeof(err)) &&
-	      strstr(err, "r.txt:11: ") && strstr(err, "must be finite"),
+	CHECK(bwap_peers_parse(edited(text, "  13.80x", "    infx"), "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "r.txt:13: ") && strstr(err, "must be finite"),
 	      "peers: an infinite /kernel is refused at its line (%s)", err);
 	err[0] = '\0';
-	CHECK(bwap_peers_parse(edited(text, "#   DAMON: kdamond 23278843", "DAMON: kdamond 23278843"), "r.txt", &r, err,
-			       sizeof(err)) && strstr(err, "r.txt:14: not a line rebalance-bench --peers"),
+	CHECK(bwap_peers_parse(edited(text, "#   DAMON: one resident", "DAMON: one resident"), "r.txt", &r, err,
+			       sizeof(err)) && strstr(err, "r.txt:16: not a line rebalance-bench --peers"),
 	      "peers: an unknown line is refused, named (%s)", err);
 	err[0] = '\0';
 	CHECK(bwap_peers_parse(edited(text, "2018/903/723/452", "2018/903/723"), "r.txt", &r, err, sizeof(err)) &&
-	      strstr(err, "r.txt:10: the final pages per node are not 4 counts"),
+	      strstr(err, "r.txt:12: the final pages per node are not 4 counts"),
 	      "peers: a row with 3 of the 4 nodes is refused (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(edited(text, "10832 layout ", "10832 lay0ut "), "r.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "r.txt:13: the goal 'lay0ut' is neither 'shares' nor 'layout'"),
+	      "peers: a goal other than shares or layout is refused at its line (%s)", err);
 	err[0] = '\0';
 	CHECK(bwap_peers_parse(edited(text, "  DAMON        3844", "  kernel       3844"), "r.txt", &r, err,
 			       sizeof(err)) && strstr(err, "method 'kernel' a second time in scenario 'thp-mixed'"),
 	      "peers: a method twice in a scenario is refused (%s)", err);
 	err[0] = '\0';
-	CHECK(bwap_peers_parse(edited(text, "1..25\n", ""), "r.txt", &r, err, sizeof(err)) &&
+	CHECK(bwap_peers_parse(edited(text, "1..50\n", ""), "r.txt", &r, err, sizeof(err)) &&
 	      strstr(err, "no TAP plan"), "peers: a report without its TAP lines (cut short) is refused (%s)", err);
 	err[0] = '\0';
 	CHECK(bwap_peers_parse("# kunit: 31 passed\n", "r.txt", &r, err, sizeof(err)) &&
 	      strstr(err, "not a rebalance-bench --peers report"), "peers: another report is refused (%s)", err);
 	/* a kernel without DAMON prints its rows n/a: parsed, not measured */
 	err[0] = '\0';
-	ok = !bwap_peers_parse(edited(text, "  DAMON        2747 25.44x     8   27627672  12.89x  10057   29.57 ms  "
-				      "32.5 /  17.4   116 no  2026/900/720/450", "  DAMON         n/a"),
+	ok = !bwap_peers_parse(edited(text, "  DAMON        2747 25.44x      8      0   29755332  13.80x  10832 layout "
+				      "  63.71 ms  32.5 /  17.4     0 yes 2026/900/720/450", "  DAMON         n/a"),
 			       "r.txt", &r, err, sizeof(err));
 	CHECK(ok && r.sc[0].row[1].na && !r.sc[0].row[1].have && r.sc[1].row[1].have,
 	      "peers: DAMON n/a in one scenario parses as not measured (%s)", err);
@@ -441,6 +468,15 @@ static void test_peers_chart(void)
 	ok = !bwap_chart_peers(out("peers-report.svg"), &r, err, sizeof(err)) &&
 	     svg_ok(out("peers-report.svg"), 1100, 860, 1000, &g);
 	CHECK(ok, "peers chart: the SVG parses, <svg> 1100x860pt, %d glyphs (%s)", g, err);
+	/* the subtitle of a report as run-bench names it stays inside the chart */
+	snprintf(r.source_name, sizeof(r.source_name), "build/bench/peers-7.3-4node-asymmetric-20261127-123654.txt");
+	CHECK(!bwap_chart_peers(out("peers-long.png"), &r, err, sizeof(err)), "peers chart: PNG drawn (%s)", err);
+	s = load_png(out("peers-long.png"), &w, &h);
+	CHECK(s && !ink_pixels(s, w - 20, 0, w, 125),
+	      "peers chart: title, subtitle and legend end 20 px short of the right edge (%ld pixels there)",
+	      s ? ink_pixels(s, w - 20, 0, w, 125) : -1L);
+	if (s)
+		cairo_surface_destroy(s);
 	err[0] = '\0';
 	CHECK(bwap_chart_peers(out("peers.jpg"), &r, err, sizeof(err)) && strstr(err, "FILE.png or FILE.svg") &&
 	      access(out("peers.jpg"), F_OK), "peers chart: a .jpg name is refused, no file written (%s)", err);

@@ -191,7 +191,7 @@ expect 0 "" "$BWAPCTL" report --peers "$here/data/peers-7.3-8node-opteron.txt" -
 [ -s "$tmp/peers.svg" ]
 ok $? "report --peers: the SVG is written"
 sed 's/^  DAMON  .*/  DAMON      lots/' "$here/data/peers-7.3-8node-opteron.txt" > "$tmp/peers-bad.txt"
-expect 1 "peers-bad.txt:11: not 'moved /min x off instr /kernel x /moved'" \
+expect 1 "peers-bad.txt:13: not 'moved /min x shares layout instr /kernel x /moved goal'" \
 	"$BWAPCTL" report --peers "$tmp/peers-bad.txt" -o "$tmp/x.png"
 # the static build draws nothing, and says so before reading anything
 if [ -x "$here/../bwapctl-static" ]; then
