@@ -429,9 +429,6 @@ static int rebalance_class_alloc(struct mpol_rebalance_class *c)
  * @rb: state to set up
  * @flags: MPOL_MF_MOVE_ALL to move pages mapped by other processes too
  *
- * Disables the per-CPU LRU caches, so that freshly faulted folios can be
- * isolated, until mpol_rebalance_finish().
- *
  * Return: 0 or -ENOMEM.
  */
 int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
@@ -455,7 +452,6 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 	}
 	for (nid = 0; nid < nr_node_ids; nid++)
 		INIT_LIST_HEAD(&rb->to_node[nid]);
-	lru_cache_disable();
 	return 0;
 }
 
@@ -561,7 +557,11 @@ static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 
 	rb->cur[src] += nr;
 	rb->scanned += nr;
-	if (nr != pages) {
+	/*
+	 * Only part of it in the range, or pinned for DMA (migration would
+	 * fail on every attempt): it stays, and the plan works around it.
+	 */
+	if (nr != pages || folio_maybe_dma_pinned(folio)) {
 		rb->fixed[src] += nr;
 		return;
 	}
@@ -591,7 +591,8 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 		rebalance_count(rb, folio, src, nr);
 		return;
 	}
-	if (nr != folio_nr_pages(folio))
+	/* Fixed when counted, or pinned since: not in the plan. */
+	if (nr != folio_nr_pages(folio) || folio_maybe_dma_pinned(folio))
 		return;
 	c = rebalance_class(rb, nr);
 	if (!c)
@@ -827,7 +828,7 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
  * dropped, as long as the caller checks that the rest of the range still
  * has the plan's policy and shares.
  *
- * Context: mmap_read_lock() held.
+ * Context: mmap_read_lock() held; may sleep.
  */
 void mpol_rebalance_queue(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
@@ -837,6 +838,17 @@ void mpol_rebalance_queue(struct mpol_rebalance *rb,
 	rb->resume = end;
 	if (!rb->to_queue)
 		return;
+	/*
+	 * Freshly faulted folios wait in per-CPU batches, off the LRU, where
+	 * they cannot be isolated: drain them, and keep new ones from
+	 * gathering, from here to mpol_rebalance_finish().  Not earlier, so a
+	 * call with nothing to move, or waiting for a lock, never costs every
+	 * CPU a drain.
+	 */
+	if (!rb->lru_disabled) {
+		lru_cache_disable();
+		rb->lru_disabled = true;
+	}
 	rb->counting = false;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
 }
@@ -934,7 +946,8 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 
 	if (mpol_rebalance_migrate(rb))
 		rb->needed = rb->tried;
-	lru_cache_enable();
+	if (rb->lru_disabled)
+		lru_cache_enable();
 
 	failed = rb->needed - min(rb->moved, rb->needed) + rb->busy;
 	count_vm_events(MPOL_REBALANCE_SCANNED, rb->scanned);

@@ -66,13 +66,16 @@ struct mpol_rebalance_class {
  *	fully mapped in the range; at most REBALANCE_SIZES)
  * @cur: per-node resident pages of the range, of every kind
  * @fixed: per-node pages that stay whatever the weights: large folios
- *	only partly mapped in the range, or of a size not planned
+ *	only partly mapped in the range, or of a size not planned, and
+ *	folios pinned for DMA
  * @goal: per-node largest-remainder share of the range
  * @work: per-node scratch for the plan (three arrays)
  * @base: the plan for base pages
  * @large: the plan for the large folios of each size in @unit
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
  * @counting: true in the first walk over a range, false in the second
+ * @lru_disabled: the per-CPU LRU caches are off (lru_cache_disable()),
+ *	from the first folio to isolate until mpol_rebalance_finish()
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
  * mpol_rebalance_migrate() once the caller has dropped mmap_lock, at the
@@ -100,6 +103,7 @@ struct mpol_rebalance {
 	struct mpol_rebalance_class large[REBALANCE_SIZES];
 	struct list_head *to_node;
 	bool counting;
+	bool lru_disabled;
 };
 
 /**

@@ -11,7 +11,10 @@
  * to their legacy counterparts.
  */
 #include <kunit/visibility.h>
+#include <linux/atomic.h>
 #include <linux/mempolicy.h>
+#include <linux/mm_types.h>
+#include <linux/mmap_lock.h>
 #include <linux/nodemask.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
@@ -111,8 +114,7 @@ void mpol_weights_free(struct mpol_weights *w)
 /**
  * mpol_weights_spare_alloc - allocate room to copy a policy's weights
  * @old: the policy about to be copied
- * @spare: set to a new table if @old may own weights (weighted interleave),
- *	or has some, else NULL
+ * @spare: set to a new table if @old owns weights, else NULL
  *
  * Copies of a policy are made under spinlocks, where a table cannot be
  * allocated; this allocates one beforehand.  Pass it to
@@ -124,12 +126,14 @@ int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare)
 {
 	*spare = NULL;
 	/*
-	 * Not only when @old owns a table now: process_mpol_reweight() can
-	 * give a weighted-interleave policy one before the copy is made under
-	 * the lock.  The mode of a live policy never changes.
+	 * Only when @old owns a table now: nothing gives a policy one while
+	 * its copy is made.  A task policy is only ever changed by its task,
+	 * and process_mpol_reweight() gives its weights through the mm; VMA
+	 * and shared policies are copied under the lock that it takes to
+	 * replace their tables.  Policies on the global weights, most of
+	 * them, copy without allocating.
 	 */
-	if (old->mode != MPOL_WEIGHTED_INTERLEAVE &&
-	    !rcu_access_pointer(old->il_weights))
+	if (!rcu_access_pointer(old->il_weights))
 		return 0;
 	return mpol_weights_spare_alloc_any(spare);
 }
@@ -271,9 +275,12 @@ int mpol_args_from_user(struct mpol_args *kargs,
  * mpol_set_nodemask() checks the weights again against the effective
  * nodemask, once the cpuset and N_MEMORY have cut it down.
  *
- * Return: 0; -EINVAL for weights with a mode other than weighted
- * interleave, pol_maxnodes above PAGE_SIZE * 8 + 1, or no non-zero weight
- * in @nodes; -EFAULT; -ENOMEM.
+ * For a mode other than weighted interleave the array may be given, as
+ * get_mempolicy2() fills it, but must hold 0 for every node in @nodes.
+ *
+ * Return: 0; -EINVAL for a non-zero weight in @nodes with a mode other
+ * than weighted interleave, pol_maxnodes above PAGE_SIZE * 8 + 1, or no
+ * non-zero weight in @nodes for weighted interleave; -EFAULT; -ENOMEM.
  */
 int mpol_weights_from_user(const struct mpol_args *kargs,
 			   const nodemask_t *nodes, struct mpol_weights **out)
@@ -285,8 +292,7 @@ int mpol_weights_from_user(const struct mpol_args *kargs,
 	*out = NULL;
 	if (!kargs->il_weights)
 		return 0;
-	if (kargs->mode != MPOL_WEIGHTED_INTERLEAVE ||
-	    kargs->pol_maxnodes > PAGE_SIZE * BITS_PER_BYTE + 1)
+	if (kargs->pol_maxnodes > PAGE_SIZE * BITS_PER_BYTE + 1)
 		return -EINVAL;
 	w = mpol_weights_alloc(GFP_KERNEL);
 	if (!w)
@@ -295,6 +301,16 @@ int mpol_weights_from_user(const struct mpol_args *kargs,
 	if (copy_from_user(w->weight, uw,
 			   min_t(unsigned long, kargs->pol_maxnodes, nr_node_ids)))
 		goto err;
+	if (kargs->mode != MPOL_WEIGHTED_INTERLEAVE) {
+		/*
+		 * Zeros are "no weights", what get_mempolicy2() returns for
+		 * such a policy, so that its result sets the policy again;
+		 * a weight for one of the policy's nodes is a mistake.
+		 */
+		ret = mpol_weights_check(w->weight, nodes) ? 0 : -EINVAL;
+		kfree(w);
+		return ret;
+	}
 	ret = mpol_weights_check(w->weight, nodes);
 	if (ret)
 		goto err;
@@ -431,4 +447,165 @@ void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol)
 	rcu_read_unlock();
 }
 
+/* Orders policies and reweights: see struct mpol_task_weights. */
+static atomic64_t mpol_weights_gen = ATOMIC64_INIT(0);
+
+/**
+ * mpol_weights_next_gen - a number above any handed out before
+ *
+ * Return: the next number, for a new policy or a reweight.
+ */
+u64 mpol_weights_next_gen(void)
+{
+	return atomic64_inc_return(&mpol_weights_gen);
+}
+
+static size_t mpol_task_weights_size(void)
+{
+	return struct_size_t(struct mpol_task_weights, weight,
+			     2 * nr_node_ids);
+}
+
+/**
+ * mpol_task_weights_for - the weights a process gave a task policy, if any
+ * @mm: the mm of the task whose task policy @pol is
+ * @pol: the task policy
+ *
+ * A weighted-interleave task policy made before the latest reweight of
+ * @mm's process follows that reweight's table; one with relative nodes,
+ * whose nodemask is not indexed by node id, cannot.
+ *
+ * Context: rcu_read_lock() held; the table is valid until it is dropped.
+ * Return: nr_node_ids weights, or NULL for the policy's own (or global).
+ */
+const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol)
+{
+	struct mpol_task_weights *tw = rcu_dereference(mm->mpol_task_weights);
+
+	if (!tw || pol->mode != MPOL_WEIGHTED_INTERLEAVE ||
+	    pol->wi_gen >= tw->gen || (pol->flags & MPOL_F_RELATIVE_NODES))
+		return NULL;
+	if (pol->flags & MPOL_F_STATIC_NODES)
+		return tw->weight + nr_node_ids;
+	return tw->weight;
+}
+
+/* Publish @tw in @mm and free the table it replaces. */
+static void mpol_task_weights_replace(struct mm_struct *mm,
+				      struct mpol_task_weights *tw)
+{
+	struct mpol_task_weights *old;
+
+	old = rcu_replace_pointer(mm->mpol_task_weights, tw,
+				  lockdep_is_held(&mm->mmap_lock));
+	if (old)
+		kfree_rcu(old, rcu);
+}
+
+/**
+ * mpol_task_weights_publish - give a process's task policies new weights
+ * @mm: the process's mm
+ * @weight: nr_node_ids weights
+ * @gen: from mpol_weights_next_gen() when the call started: task policies
+ *	made since keep their weights
+ * @mems: the process's cpuset nodes now
+ *
+ * Context: mmap_write_lock(@mm) held.
+ * Return: 0 or -ENOMEM.
+ */
+int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
+			      u64 gen, const nodemask_t *mems)
+{
+	struct mpol_task_weights *tw;
+
+	mmap_assert_write_locked(mm);
+	tw = kmalloc(mpol_task_weights_size(), GFP_KERNEL);
+	if (!tw)
+		return -ENOMEM;
+	tw->gen = gen;
+	tw->mems = *mems;
+	memcpy(tw->weight, weight, nr_node_ids);
+	memcpy(tw->weight + nr_node_ids, weight, nr_node_ids);
+	mpol_task_weights_replace(mm, tw);
+	return 0;
+}
+
+/**
+ * mpol_task_weights_rebind - remap a process's weights to new cpuset nodes
+ * @mm: the process's mm
+ * @new: the cpuset's nodes now
+ *
+ * The task policies' nodemasks are remapped (mpol_rebind_task()), the n-th
+ * allowed node becoming the n-th new one; the weights they follow move
+ * with them, in a new table, as own weights do.  Weights of nodes folded
+ * onto one add up, capped at 255.  If the copy cannot be allocated the
+ * weights stay where they are, as for a policy with static nodes.
+ *
+ * Context: mmap_write_lock(@mm) held.
+ */
+void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new)
+{
+	struct mpol_task_weights *old, *tw;
+	int nid, to;
+
+	old = rcu_dereference_protected(mm->mpol_task_weights,
+					lockdep_is_held(&mm->mmap_lock));
+	if (!old || nodes_equal(old->mems, *new))
+		return;
+	tw = kzalloc(mpol_task_weights_size(), GFP_KERNEL | __GFP_NOWARN);
+	if (!tw)
+		return;
+	tw->gen = old->gen;
+	tw->mems = *new;
+	for_each_node_mask(nid, old->mems) {
+		to = node_remap(nid, old->mems, *new);
+		if (nid < nr_node_ids && to < nr_node_ids)
+			tw->weight[to] = min(255, tw->weight[to] +
+					     old->weight[nid]);
+	}
+	memcpy(tw->weight + nr_node_ids, old->weight + nr_node_ids,
+	       nr_node_ids);
+	mpol_task_weights_replace(mm, tw);
+}
+
+/**
+ * mpol_dup_task_weights - give a forked mm its parent's reweighted weights
+ * @mm: the new mm, not yet visible to anyone
+ * @oldmm: the parent's mm
+ *
+ * The child's task policies are copies of the parent's, made before this
+ * table, so they follow it as the parent's do; later reweights of either
+ * process change only its own copy.
+ *
+ * Context: mmap_write_lock(@oldmm) held.
+ * Return: 0 or -ENOMEM.
+ */
+int mpol_dup_task_weights(struct mm_struct *mm, struct mm_struct *oldmm)
+{
+	struct mpol_task_weights *old, *tw;
+
+	old = rcu_dereference_protected(oldmm->mpol_task_weights,
+					lockdep_is_held(&oldmm->mmap_lock));
+	if (!old)
+		return 0;
+	tw = kmemdup(old, mpol_task_weights_size(), GFP_KERNEL);
+	if (!tw)
+		return -ENOMEM;
+	RCU_INIT_POINTER(mm->mpol_task_weights, tw);
+	return 0;
+}
+
+/**
+ * mpol_free_task_weights - drop an mm's reweighted weights
+ * @mm: the mm, whose last user is gone
+ */
+void mpol_free_task_weights(struct mm_struct *mm)
+{
+	struct mpol_task_weights *tw;
+
+	/* No task uses @mm any more; readers under RCU may still look. */
+	tw = rcu_replace_pointer(mm->mpol_task_weights, NULL, true);
+	if (tw)
+		kfree_rcu(tw, rcu);
+}
 #endif /* CONFIG_NUMA_POLICY_WEIGHTS */

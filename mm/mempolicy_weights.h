@@ -24,19 +24,55 @@ struct seq_file;
  * through the RCU-protected mempolicy->il_weights.  It is never shared:
  * every copy of a policy (mpol_dup(), a split shared-policy range) gets a
  * copy of the table, allocated before any spinlock is taken.  Writers that
- * replace a table (process_mpol_reweight(), through mpol_weights_publish())
- * publish the new one with rcu_replace_pointer() while holding whatever
- * serialises changes to that policy (task_lock() for a task policy,
- * mmap_write_lock() for a VMA policy, sp->lock for a shared policy) and
- * free the old one with kfree_rcu().  A cpuset rebind cannot allocate (it runs with IRQs off and
- * mems_allowed_seq held), so it rewrites the table in place with
- * WRITE_ONCE(); a concurrent reader may then see old and new weights mixed
- * for one allocation, as it may see the nodemask change under it.
+ * replace a table (process_mpol_reweight() for VMA and shared policies,
+ * through mpol_weights_publish(); a task policy's weights it gives through
+ * the mm, see struct mpol_task_weights) publish the new one with
+ * rcu_replace_pointer() while holding whatever serialises changes to that
+ * policy (mmap_write_lock() for a VMA policy, sp->lock for a shared
+ * policy) and free the old one with kfree_rcu().  A cpuset rebind cannot
+ * allocate (it runs with IRQs off and mems_allowed_seq held), so it
+ * rewrites the table in place with WRITE_ONCE(); a concurrent reader may
+ * then see old and new weights mixed for one allocation, as it may see the
+ * nodemask change under it.
  * Readers on the allocation path use rcu_read_lock(), rcu_dereference()
  * and READ_ONCE() on the bytes, and never sleep while holding the table.
  */
 struct mpol_weights {
 	struct rcu_head rcu;
+	u8 weight[];
+};
+
+/**
+ * struct mpol_task_weights - weights the task policies of a process follow
+ * @rcu: frees the table after a grace period once it is replaced
+ * @gen: task policies made before it (mempolicy->wi_gen below @gen) follow
+ *	it; one made later keeps the weights it was made with
+ * @mems: the cpuset's nodes @weight is laid out for
+ * @weight: 2 * nr_node_ids weights: first as remapped with the cpuset,
+ *	for policies whose nodemask follows it, then as given, for policies
+ *	with MPOL_F_STATIC_NODES
+ *
+ * process_mpol_reweight() gives every weighted-interleave task policy of
+ * a process new weights.  A table copied into each thread's policy would
+ * miss a thread that clone() copied from its parent before the call and
+ * linked after it.  Instead the process's mm holds one table, in
+ * mm_struct.mpol_task_weights, and a task policy looks it up when it
+ * allocates: every task using the mm, and every task cloned from one of
+ * them later with a copy of its policy, sees the same table by
+ * construction, with nothing to do in clone().  A policy made after the
+ * call starts (a thread's own set_mempolicy(), say) keeps its weights.
+ *
+ * A table is never changed once published.  It is replaced under
+ * mmap_write_lock() with rcu_replace_pointer() (a reweight, or a cpuset
+ * change, which publishes a remapped copy) and freed with kfree_rcu();
+ * fork() copies it into the child's mm under the parent's
+ * mmap_write_lock(), so a reweight of one process never changes another.
+ * Readers hold rcu_read_lock().
+ */
+struct mpol_task_weights {
+	struct rcu_head rcu;
+	u64 gen;
+	nodemask_t mems;
 	u8 weight[];
 };
 
@@ -165,11 +201,19 @@ static inline void mpol_weights_attach(struct mempolicy *pol,
 	RCU_INIT_POINTER(pol->il_weights, w);
 }
 
-/* A new policy starts on the global weights. */
+u64 mpol_weights_next_gen(void);
+
+/* A new policy starts on the global weights, newer than every reweight. */
 static inline void mpol_weights_init(struct mempolicy *pol)
 {
 	RCU_INIT_POINTER(pol->il_weights, NULL);
+	pol->wi_gen = mpol_weights_next_gen();
 }
+
+const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol);
+int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
+			      u64 gen, const nodemask_t *mems);
+void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new);
 
 /* Called when the last reference to @pol is dropped. */
 static inline void mpol_weights_release(struct mempolicy *pol)
@@ -179,6 +223,15 @@ static inline void mpol_weights_release(struct mempolicy *pol)
 						    !atomic_read(&pol->refcnt)));
 }
 #else
+static inline const u8 *mpol_task_weights_for(struct mm_struct *mm,
+					      struct mempolicy *pol)
+{
+	return NULL;
+}
+
+static inline void mpol_task_weights_rebind(struct mm_struct *mm,
+					    const nodemask_t *new) {}
+
 static inline void mpol_weights_attach(struct mempolicy *pol,
 				       struct mpol_weights *w) {}
 static inline void mpol_weights_free(struct mpol_weights *w) {}

@@ -278,6 +278,131 @@ TEST_F(query, global_weights_survive_a_get_then_set)
 	EXPECT_EQ(0, memcmp(r.w, self->w, sizeof(r.w)));
 }
 
+/*
+ * Every mode round-trips: what get_mempolicy2() fills, handed back
+ * unchanged to set_mempolicy2() (task) or mbind2() (VMA), sets the same
+ * policy.  The structure is not touched between the calls: its weights
+ * pointer and the buffers it points to stay as get_mempolicy2() left them.
+ */
+FIXTURE(round_trip) {
+	int nodes[WI_MAX_NODES];
+	int nr_nodes;
+	unsigned char w[WI_MAXNODE];
+	unsigned long mask[MASK_LONGS];
+	struct mpol_args args;
+	size_t len;
+	char *map;
+};
+
+FIXTURE_VARIANT(round_trip) {
+	int mode;
+	int nr_nodes;		/* nodes in the mask, 0 for none */
+	int home;		/* set a home node (the second node) */
+	int own_weights;	/* weighted interleave with weights of its own */
+};
+
+FIXTURE_VARIANT_ADD(round_trip, default_policy) { .mode = MPOL_DEFAULT };
+
+FIXTURE_VARIANT_ADD(round_trip, local) { .mode = MPOL_LOCAL };
+
+FIXTURE_VARIANT_ADD(round_trip, preferred) {
+	.mode = MPOL_PREFERRED, .nr_nodes = 1,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, bind) { .mode = MPOL_BIND, .nr_nodes = 2 };
+
+FIXTURE_VARIANT_ADD(round_trip, bind_home_node) {
+	.mode = MPOL_BIND, .nr_nodes = 2, .home = 1,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, preferred_many) {
+	.mode = MPOL_PREFERRED_MANY, .nr_nodes = 2,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, preferred_many_home_node) {
+	.mode = MPOL_PREFERRED_MANY, .nr_nodes = 2, .home = 1,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, interleave) {
+	.mode = MPOL_INTERLEAVE, .nr_nodes = 2,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, weighted_interleave_own) {
+	.mode = MPOL_WEIGHTED_INTERLEAVE, .nr_nodes = 2, .own_weights = 1,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, weighted_interleave_global) {
+	.mode = MPOL_WEIGHTED_INTERLEAVE, .nr_nodes = 2,
+};
+
+FIXTURE_SETUP(round_trip)
+{
+	int i;
+
+	self->nr_nodes = wi_memory_nodes(self->nodes, WI_MAX_NODES);
+	if (self->nr_nodes < 2)
+		SKIP(return, "Not enough NUMA nodes available");
+	memset(self->w, 0, sizeof(self->w));
+	for (i = 0; i < variant->nr_nodes; i++)
+		self->w[self->nodes[i]] = 5 - 2 * i;
+	wi_args(&self->args, self->mask, self->nodes, variant->nr_nodes,
+		variant->own_weights ? self->w : NULL);
+	self->args.mode = variant->mode;
+	if (variant->home) {
+		self->args.mode_flags = MPOL_F_HOME_NODE;
+		self->args.home_node = self->nodes[1];
+	}
+	self->len = 4 * getpagesize();
+	self->map = mmap(NULL, 2 * self->len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+}
+
+FIXTURE_TEARDOWN(round_trip)
+{
+	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	if (self->map && self->map != MAP_FAILED)
+		munmap(self->map, 2 * self->len);
+}
+
+static void expect_same_policy(struct __test_metadata *_metadata,
+			       const struct wi_policy *a,
+			       const struct wi_policy *b)
+{
+	EXPECT_EQ(a->args.mode, b->args.mode);
+	EXPECT_EQ(a->args.mode_flags, b->args.mode_flags);
+	EXPECT_EQ(a->args.home_node, b->args.home_node);
+	EXPECT_EQ(0, memcmp(a->mask, b->mask, sizeof(a->mask)));
+	EXPECT_EQ(0, memcmp(a->w, b->w, sizeof(a->w)));
+}
+
+TEST_F(round_trip, task_policy_get_then_set_sets_the_same_policy)
+{
+	struct wi_policy r, again;
+
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, NULL));
+	ASSERT_EQ(variant->mode, r.args.mode);
+	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
+	ASSERT_EQ(0, sys_set_mempolicy2(&r.args, sizeof(r.args), 0));
+	ASSERT_EQ(0, wi_read_policy(&again, NULL));
+	expect_same_policy(_metadata, &r, &again);
+}
+
+TEST_F(round_trip, vma_policy_get_then_mbind2_sets_the_same_policy)
+{
+	char *second = self->map + self->len;
+	struct wi_policy r, again;
+
+	ASSERT_EQ(0, sys_mbind2(self->map, self->len, &self->args,
+				sizeof(self->args), 0));
+	ASSERT_EQ(0, wi_read_policy(&r, self->map));
+	ASSERT_EQ(variant->mode, r.args.mode);
+	ASSERT_EQ(0, sys_mbind2(second, self->len, &r.args, sizeof(r.args), 0));
+	ASSERT_EQ(0, wi_read_policy(&again, second));
+	expect_same_policy(_metadata, &r, &again);
+}
+
 int main(int argc, char **argv)
 {
 	wi_skip_without_mempolicy2();
