@@ -92,10 +92,79 @@ void drop_target(struct target *t, const char *why)
 
 struct target *find_target(pid_t pid)
 {
-	for (int i = 0; i < MAX_TARGETS; i++)
-		if (bwapd.targets[i].used && bwapd.targets[i].pid == pid)
-			return &bwapd.targets[i];
+	struct target *t;
+
+	for_each_target(t, i)
+		if (t->pid == pid)
+			return t;
 	return NULL;
+}
+
+int targets_of_user(uid_t uid)
+{
+	struct target *t;
+	int n = 0;
+
+	for_each_target(t, i)
+		n += t->uid == uid;
+	return n;
+}
+
+/* A cleared target to fill: a dropped one, else a new one up to max_targets; NULL with err. */
+static struct target *free_slot(char *err, size_t errlen)
+{
+	struct target **more;
+
+	for (int i = 0; i < bwapd.nr_slots; i++)
+		if (!bwapd.targets[i]->used)
+			return bwapd.targets[i];
+	if (bwapd.nr_slots >= bwapd.conf.max_targets) {
+		snprintf(err, errlen, "bwapd already has %d targets, its max_targets (bwapd.conf); raise it there "
+			 "and restart bwapd", bwapd.nr_slots);
+		return NULL;
+	}
+	more = realloc(bwapd.targets, (bwapd.nr_slots + 1) * sizeof(*more));
+	if (!more) {
+		snprintf(err, errlen, "out of memory for target %d", bwapd.nr_slots + 1);
+		return NULL;
+	}
+	bwapd.targets = more;
+	more[bwapd.nr_slots] = calloc(1, sizeof(struct target));
+	if (!more[bwapd.nr_slots]) {
+		snprintf(err, errlen, "out of memory for target %d", bwapd.nr_slots + 1);
+		return NULL;
+	}
+	return more[bwapd.nr_slots++];
+}
+
+/* A Slurm id from an attach request: 0 .. 2^32-1 (steps use the top values: batch, extern). */
+static int slurm_id(const char *key, const char *val, long long *out, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (val[0] < '0' || val[0] > '9' || *end || errno || v > 4294967295ULL) {
+		snprintf(err, errlen, "%s '%s' is not a Slurm id (a whole number from 0 to 4294967295)", key, val);
+		return -1;
+	}
+	*out = (long long)v;
+	return 0;
+}
+
+/* "4242.3", "4242.batch": a step as Slurm prints it. */
+static char *job_step_str(const struct target *t, char *buf, size_t len)
+{
+	static const char *const special[] = { "interactive", "batch", "extern", "pending" };
+
+	if (t->step >= 0xfffffffaLL && t->step <= 0xfffffffdLL)
+		snprintf(buf, len, "%lld.%s", t->job, special[t->step - 0xfffffffaLL]);
+	else if (t->step >= 0)
+		snprintf(buf, len, "%lld.%lld", t->job, t->step);
+	else
+		snprintf(buf, len, "%lld", t->job);
+	return buf;
 }
 
 static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
@@ -372,20 +441,31 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	bwap_nodeset workers = 0;
 	double cap[BWAP_MAX_NODES];
 	pid_t protect = 0;
-	int pos = 0, n, r, kind_given = 0;
+	int pos = 0, n, r, kind_given = 0, mine;
+	struct stat st;
 
 	if (find_target(pid)) {
 		snprintf(err, errlen, "pid %d is already a target", pid);
 		return -1;
 	}
-	for (int i = 0; i < MAX_TARGETS && !t; i++)
-		if (!bwapd.targets[i].used)
-			t = &bwapd.targets[i];
-	if (!t) {
-		snprintf(err, errlen, "bwapd already tunes %d processes, its limit", MAX_TARGETS);
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "pid %d does not exist", pid);
 		return -1;
 	}
+	mine = targets_of_user(st.st_uid);
+	if (mine >= bwapd.conf.max_targets_per_user) {
+		snprintf(err, errlen, "uid %u already has %d targets, its max_targets_per_user (bwapd.conf); pid %d "
+			 "is not taken: let some end, or ask the administrator to raise the limit",
+			 (unsigned int)st.st_uid, mine, pid);
+		return -1;
+	}
+	t = free_slot(err, errlen);
+	if (!t)
+		return -1;
 	memset(t, 0, sizeof(*t));
+	t->uid = st.st_uid;
+	t->job = t->step = t->task = -1;
 	snprintf(t->how, sizeof(t->how), "attach");
 	while (args && sscanf(args + pos, " %31s %255s%n", key, val, &n) == 2) {
 		pos += n;
@@ -412,6 +492,17 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 				return -1;
 		} else if (!strcmp(key, "how")) {
 			snprintf(t->how, sizeof(t->how), "%.15s", val);
+		} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "task")) {
+			long long id;
+
+			if (slurm_id(key, val, &id, err, errlen))
+				return -1;
+			if (key[0] == 'j')
+				t->job = id;
+			else if (key[0] == 's')
+				t->step = id;
+			else
+				t->task = (long)id;
 		} else {
 			snprintf(err, errlen, "unknown attach argument '%s'", key);
 			return -1;
@@ -633,6 +724,13 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "pid", json_object_new_int(t->pid));
 	json_object_object_add(o, "comm", json_object_new_string(t->comm));
 	json_object_object_add(o, "how", json_object_new_string(t->how));
+	json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+	if (t->job >= 0) {
+		json_object_object_add(o, "job", json_object_new_int64(t->job));
+		json_object_object_add(o, "step", t->step >= 0 ? json_object_new_int64(t->step) : NULL);
+		json_object_object_add(o, "task", t->task >= 0 ? json_object_new_int64(t->task) : NULL);
+		json_object_object_add(o, "job_step", json_object_new_string(job_step_str(t, buf, sizeof(buf))));
+	}
 	json_object_object_add(o, "workers",
 			       json_object_new_string(bwap_nodeset_format(t->workers, buf, sizeof(buf))));
 	json_object_object_add(o, "state", json_object_new_string(state_name(t)));
@@ -665,15 +763,19 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	return o;
 }
 
-void status_print(FILE *f, int json)
+void status_print(FILE *f, int json, uid_t uid)
 {
 	double up = now() - bwapd.t_start, cpu = cpu_seconds();
 	struct json_object *root = NULL, *list = NULL;
-	int nr = 0;
+	struct target *t;
+	int nr = 0, others = 0;
 	char buf[256];
 
-	for (int i = 0; i < MAX_TARGETS; i++)
-		nr += bwapd.targets[i].used;
+	/* a user sees their own processes; others' pids and commands are theirs */
+	for_each_target(t, i) {
+		nr++;
+		others += uid != 0 && t->uid != uid;
+	}
 	if (json) {
 		root = json_object_new_object();
 		list = json_object_new_array();
@@ -691,6 +793,10 @@ void status_print(FILE *f, int json)
 				       bwapd.stall_event ? json_object_new_string(bwapd.stall_event->name) : NULL);
 		json_object_object_add(root, "modelled_fallback", json_object_new_boolean(!bwapd.stall_event));
 		json_object_object_add(root, "fallback_reason", json_object_new_string(bwapd.stall_fallback));
+		json_object_object_add(root, "nr_targets", json_object_new_int(nr));
+		json_object_object_add(root, "other_users_targets", json_object_new_int(others));
+		json_object_object_add(root, "max_targets", json_object_new_int(bwapd.conf.max_targets));
+		json_object_object_add(root, "max_targets_per_user", json_object_new_int(bwapd.conf.max_targets_per_user));
 	} else {
 		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
 			   "kernel: %s\n"
@@ -702,9 +808,12 @@ void status_print(FILE *f, int json)
 			fprintf(f, "stall event: %s (MEASURED)\n", bwapd.stall_event->name);
 		else
 			fprintf(f, "stall event: none, FALLBACK TO MODELLED for signal = auto: %s\n", bwapd.stall_fallback);
+		fprintf(f, "limits: %d targets, %d per user\n", bwapd.conf.max_targets, bwapd.conf.max_targets_per_user);
+		if (others)
+			fprintf(f, "%d target%s of other users not shown\n", others, others == 1 ? "" : "s");
 	}
-	for (int i = 0; i < MAX_TARGETS; i++) {
-		struct target *t = &bwapd.targets[i];
+	for (int i = 0; i < bwapd.nr_slots; i++) {
+		struct target *t = bwapd.targets[i];
 		struct bwap_pagedist d = { 0 };
 		long tgt[BWAP_MAX_NODES] = { 0 };
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
@@ -712,7 +821,7 @@ void status_print(FILE *f, int json)
 		char err[512];
 		const char *idle;
 
-		if (!t->used)
+		if (!t->used || (uid != 0 && t->uid != uid))
 			continue;
 		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
@@ -744,6 +853,8 @@ void status_print(FILE *f, int json)
 				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
 				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
 				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
+			if (t->job >= 0)
+				fprintf(f, "  slurm job %s task %ld\n", job_step_str(t, buf, sizeof(buf)), t->task);
 			if (idle[0])
 				fprintf(f, "  hint: %s\n", idle);
 			if (t->protect_pid)
