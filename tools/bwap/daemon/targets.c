@@ -535,7 +535,12 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		goto fail;
 	}
 	t->workers = workers & bwapd.topo->has_cpu;
-	t->nodes = bwapd.topo->has_memory;
+	/* the nodes its cpuset allows: the kernel would skip others, and their shares would be wrong */
+	t->nodes = bwapd.topo->has_memory & (bwap_mems_allowed(pid) ? bwap_mems_allowed(pid) : ~0ULL);
+	if (!t->nodes) {
+		snprintf(err, errlen, "pid %d's cpuset allows no memory node of this machine", pid);
+		goto fail;
+	}
 	if (bwap_canonical_capacity(bwapd.matrix, t->workers, t->nodes, cap, err, errlen) ||
 	    bwap_weights_from_capacity(&t->canon, cap, bwapd.matrix->nr_nodes, t->nodes, err, errlen))
 		goto fail;

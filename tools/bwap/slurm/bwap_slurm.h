@@ -28,6 +28,9 @@ struct bwap_slurm_request {
 	bwap_nodeset nodes;			/* BWAP_SLURM_EXPLICIT: nodes named */
 	unsigned char w[BWAP_MAX_NODES];	/* and their weights, 0..255 */
 	int tune;				/* --bwap-tune (or --bwap=dwp): register with bwapd */
+	/* Slurm's ids, sent to bwapd with the registration (spank.c fills them); job 0: none */
+	long long job, step;
+	long task;
 };
 
 /*
@@ -64,9 +67,21 @@ struct bwap_slurm_outcome {
 	enum bwap_kernel_mode kernel;
 	bwap_nodeset workers;
 	struct bwap_weights w;		/* the weights wanted */
+	bwap_nodeset allowed;		/* memory nodes the task's cpuset allows: the weights cover these */
+	char weights[512];		/* "0:5,1:3" */
 	char how[160];			/* what placed the pages: "set_mempolicy2 (own weights)", ... */
 	int registered;			/* bwapd tunes or places this task */
+	int warning;			/* it runs, but not all was done (bwapd did not take it for tuning) */
 };
+
+/*
+ * How long the task waits for bwapd to take it, and slurmstepd for bwapd
+ * to forget a task at its exit (the step's end waits on every task's):
+ * a bwapd that is stopped or stalled costs no more.  bwapd drops an exited
+ * task on its own (pidfd), so a missed detach loses nothing.
+ */
+#define BWAP_SLURM_ATTACH_MS 5000
+#define BWAP_SLURM_DETACH_MS 250
 
 /*
  * In the task, before exec: its worker nodes from its CPU affinity, the

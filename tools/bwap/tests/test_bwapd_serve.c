@@ -12,7 +12,9 @@
  *  - a user other than root sees only their own targets in status
  *    (root only: needs a second uid);
  *  - every detach request is in bwapd's log, also for a task that had
- *    already exited.
+ *    already exited;
+ *  - a task whose cpuset allows fewer nodes than the machine has (a 4-node
+ *    fake sysfs, this host's node 0 allowed) gets weights on those only.
  * bwapd runs with --ready-fd, so nothing waits on a clock to start.
  */
 #define _GNU_SOURCE
@@ -33,6 +35,7 @@
 
 #include "bwap.h"
 #include "tap.h"
+#include "fake_sysfs.h"
 
 #define NR_TASKS 130
 #define NR_SILENT 20
@@ -51,6 +54,8 @@ static double mono(void)
 }
 
 /* bwapd with extra --set options; 0 once it said "ready", -1 if it exited first. */
+static const char *matrix_text = "bwap-matrix 1\nnodes 1\nbw 0: 10000\n";
+
 static int start_bwapd(const char *const *sets)
 {
 	char exe[PATH_MAX], bwapd[PATH_MAX + 16], matrix[128], conf[128], fdarg[16], buf[16];
@@ -65,7 +70,7 @@ static int start_bwapd(const char *const *sets)
 	f = fopen(matrix, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "bwap-matrix 1\nnodes 1\nbw 0: 10000\n");
+	fputs(matrix_text, f);
 	fclose(f);
 	snprintf(conf, sizeof(conf), "%s/bwapd.conf", dir);
 	f = fopen(conf, "w");
@@ -360,6 +365,47 @@ static void per_user_limit(void)
 	stop_bwapd();
 }
 
+static void cpuset_nodes(void)
+{
+	char root[128], err[512], *r;
+	struct json_object *js = NULL, *list, *w = NULL, *t;
+	int n, ok;
+
+	if (strcmp(bwap_nodeset_format(bwap_mems_allowed(0), err, sizeof(err)), "0")) {
+		SKIP("the cpuset case wants this process allowed node 0 only (it has %s)", err);
+		return;
+	}
+	if (fake_sysfs_new(root, sizeof(root), "serve", 4)) {
+		SKIP("cannot make a fake sysfs");
+		return;
+	}
+	/* the 4-node machine: canonical weights 2,2,1,1 for workers 0,1 over all its nodes */
+	matrix_text = "bwap-matrix 1\nunit GB/s\nnodes 4\nbw 0: 20 10 8 5\nbw 1: 10 20 5 8\n"
+		      "bw 2: 8 5 20 10\nbw 3: 5 8 10 20\n";
+	setenv("BWAP_SYSFS_ROOT", root, 1);
+	ok = !start_bwapd(NULL);
+	unsetenv("BWAP_SYSFS_ROOT");
+	CHECK(ok, "bwapd starts on a 4-node machine (fake sysfs)");
+	n = spawn_tasks(1);
+	snprintf(err, sizeof(err), "attach %d workers 0,1 signal model", (int)tasks[0]);
+	free(request(err, err, sizeof(err)));
+	r = request("status json", err, sizeof(err));
+	js = r ? json_tokener_parse(r + 3) : NULL;
+	if (js && json_object_object_get_ex(js, "targets", &list) && json_object_array_length(list) == 1) {
+		t = json_object_array_get_idx(list, 0);
+		json_object_object_get_ex(t, "weights", &w);
+	}
+	CHECK(w && json_object_array_length(w) == 4 && json_object_get_int(json_object_array_get_idx(w, 0)) > 0 &&
+	      !json_object_get_int(json_object_array_get_idx(w, 1)) && !json_object_get_int(json_object_array_get_idx(w, 2)) &&
+	      !json_object_get_int(json_object_array_get_idx(w, 3)),
+	      "a task allowed node 0 of 4: weights on node 0 only (%s)", w ? json_object_to_json_string(w) : err);
+	json_object_put(js);
+	free(r);
+	end_tasks(n);
+	stop_bwapd();
+	fake_sysfs_remove(root);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/bwapd-serve.XXXXXX");
@@ -374,6 +420,7 @@ int main(void)
 	else
 		stop_bwapd();
 	per_user_limit();
+	cpuset_nodes();
 	if (!tap_failed) {
 		char cmd[128];
 
