@@ -49,16 +49,46 @@ char *bwap_slurm_request_text(const struct bwap_slurm_request *r, char *buf, siz
 /* What a node without a matrix or without bwapd does (plugstack.conf missing=). */
 enum bwap_slurm_missing { BWAP_MISSING_FAIL, BWAP_MISSING_RUN };
 
-/* The plugstack.conf arguments. */
+#define BWAP_SLURM_MAX_DEFAULTS 16
+
+/* default=PARTITION:VALUE: what jobs of a partition get when they do not give --bwap. */
+struct bwap_slurm_default {
+	char partition[64];			/* "*": every partition without its own */
+	struct bwap_slurm_request r;		/* kind OFF: default=PART:off */
+};
+
+/* The plugstack.conf arguments: the site's policy. */
 struct bwap_slurm_conf {
 	enum bwap_slurm_missing missing;	/* missing=fail (default) or missing=run */
 	char state_dir[512];			/* state_dir=DIR: bwapd's (default /var/lib/bwap) */
 	char matrix[512];			/* matrix=FILE (default STATE_DIR/matrix) */
 	int max_weight;				/* max_weight=N, 1..255 (default 255) */
+	int tune_denied;			/* tune=deny: --bwap-tune refused */
+	int report_stderr;			/* report=stderr: each task's placement line on its stderr */
+	char deny[1024];			/* deny=P,Q: ",P,Q," partitions where --bwap is refused */
+	struct bwap_slurm_default defaults[BWAP_SLURM_MAX_DEFAULTS];
+	int nr_defaults;
 };
 
 /* Parse plugstack.conf's arguments; 0, or -1 with err naming the bad one. */
 int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char *err, size_t errlen);
+/*
+ * Where the bwap.so line with exactly these arguments is: "FILE:LINE"
+ * into where, from the first of files (NULL-ended) that has it; 0, or -1.
+ * Slurm hands a plugin its arguments but not their place.
+ */
+int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len);
+/* A job of partition that gave no --bwap gets the partition's default=; 1 if r was set so. */
+int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
+				 struct bwap_slurm_request *r);
+/*
+ * May this job's request run here?  partition (may be NULL) against
+ * deny=, --bwap-tune against tune=deny and the weights it cannot tune,
+ * mem_bind (srun's SLURM_MEM_BIND_TYPE, may be NULL) against --bwap.
+ * 0, or -1 with what to do in err.
+ */
+int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
+			 const char *partition, const char *mem_bind, char *err, size_t errlen);
 
 /* ---- task.c ----------------------------------------------------------- */
 
