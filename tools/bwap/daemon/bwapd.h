@@ -174,6 +174,8 @@ struct target {
 	uid_t uid;			/* owner of the process at attach: the per-user limit, status' view */
 	long long job, step;		/* Slurm's job and step ids (attach ... job N step N); -1: none */
 	long task;			/* Slurm's global task id; -1: none */
+	int follow;			/* attach ... children 1: its descendants become targets too */
+	pid_t parent;			/* a followed descendant: the target it came from */
 	int pidfd;
 	char comm[32];
 	char how[16];			/* run, attach, cgroup */
@@ -260,6 +262,13 @@ void status_print(FILE *f, int json, uid_t uid);
 int targets_of_user(uid_t uid);
 double cpu_seconds(void);
 void scan_cgroup(void);
+/*
+ * Take the new descendants of every target attached with "children 1"
+ * (/proc/PID/task/TID/children): on a stock kernel only the pid that
+ * registered would be placed, not what a wrapper, a batch shell or
+ * mpirun's daemon starts.
+ */
+void follow_children(void);
 
 /* ---- control.c ---------------------------------------------------------- */
 int open_socket(char *err, size_t errlen);

@@ -94,6 +94,8 @@ static int handle_request(int fd, uid_t uid, const char *req, char **body, size_
 	if (!f)
 		return 0;
 	if (!strcmp(req, "status") || !strcmp(req, "status json")) {
+		/* the descendants as of this request, not of the last scan */
+		follow_children();
 		fprintf(f, "ok\n");
 		status_print(f, !strcmp(req, "status json"), uid);
 	} else if (sscanf(req, "attach %d", &pid) == 1 && may_attach(uid, req, why, sizeof(why))) {
@@ -156,7 +158,7 @@ static int handle_request(int fd, uid_t uid, const char *req, char **body, size_
 		fprintf(f, "ok\npong\n");
 	} else {
 		fprintf(f, "error: unknown request '%s' (requests: status, status json, attach PID [workers SET] "
-			   "[signal KIND] [progress FILE] [protect PID] [job N step N task N], detach PID, "
+			   "[signal KIND] [progress FILE] [protect PID] [job N step N task N] [children 1], detach PID, "
 			   "wait PID [pushes N], ping)\n", req);
 	}
 	fclose(f);

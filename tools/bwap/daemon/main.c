@@ -366,12 +366,14 @@ static int serve(int sfd, double next_scan)
 		int nfds = 0, timeout, nc = nr_clients(), first_target;
 		struct target *t;
 
-		if (bwapd.conf.cgroup[0] && tnow >= next_scan) {
-			scan_cgroup();
+		/* the cgroup's processes and followed targets' descendants, every cgroup_scan s */
+		if (tnow >= next_scan) {
+			if (bwapd.conf.cgroup[0])
+				scan_cgroup();
+			follow_children();
 			next_scan = tnow + bwapd.conf.cgroup_scan;
 		}
-		if (bwapd.conf.cgroup[0])
-			due = fmin(due, next_scan);
+		due = fmin(due, next_scan);
 		if (cap < 2 + nc + bwapd.nr_slots) {
 			cap = 2 + nc + bwapd.nr_slots + 64;
 			free(pf);

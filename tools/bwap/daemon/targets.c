@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -492,6 +493,14 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 				return -1;
 		} else if (!strcmp(key, "how")) {
 			snprintf(t->how, sizeof(t->how), "%.15s", val);
+		} else if (!strcmp(key, "children")) {
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				snprintf(err, errlen, "children '%s': expected 0 or 1", val);
+				return -1;
+			}
+			t->follow = val[0] == '1';
+		} else if (!strcmp(key, "parent")) {
+			t->parent = atoi(val);
 		} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "task")) {
 			long long id;
 
@@ -730,6 +739,9 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "comm", json_object_new_string(t->comm));
 	json_object_object_add(o, "how", json_object_new_string(t->how));
 	json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+	json_object_object_add(o, "children", json_object_new_boolean(t->follow));
+	if (t->parent)
+		json_object_object_add(o, "parent", json_object_new_int(t->parent));
 	if (t->job >= 0) {
 		json_object_object_add(o, "job", json_object_new_int64(t->job));
 		json_object_object_add(o, "step", t->step >= 0 ? json_object_new_int64(t->step) : NULL);
@@ -860,6 +872,10 @@ void status_print(FILE *f, int json, uid_t uid)
 				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
 			if (t->job >= 0)
 				fprintf(f, "  slurm job %s task %ld\n", job_step_str(t, buf, sizeof(buf)), t->task);
+			if (t->parent)
+				fprintf(f, "  descendant of target %d\n", t->parent);
+			else if (t->follow)
+				fprintf(f, "  its descendants are targets too\n");
 			if (idle[0])
 				fprintf(f, "  hint: %s\n", idle);
 			if (t->protect_pid)
@@ -908,3 +924,61 @@ void scan_cgroup(void)
 	free(text);
 }
 
+
+/* The children of every thread of pid, appended to kids (up to max); their number. */
+static int children_of(pid_t pid, pid_t *kids, int n, int max)
+{
+	char path[64], *text, *p;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", pid, de->d_name);
+		text = bwap_read_file(path, NULL);
+		for (p = text; p && *p && n < max;) {
+			long k = strtol(p, &p, 10);
+
+			if (k > 0)
+				kids[n++] = (pid_t)k;
+			p += strspn(p, " \n");
+		}
+		free(text);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+void follow_children(void)
+{
+	struct target *t;
+
+	/* slots may be added while this runs: each new one is itself scanned later in the loop */
+	for (int i = 0; i < bwapd.nr_slots; i++) {
+		pid_t kids[256];
+		char args[256], err[512], ws[128];
+		int n;
+
+		t = bwapd.targets[i];
+		if (!t->used || !t->follow)
+			continue;
+		n = children_of(t->pid, kids, 0, 256);
+		for (int k = 0; k < n; k++) {
+			struct target *parent = bwapd.targets[i];	/* the array may move: look again */
+
+			if (kids[k] == getpid() || find_target(kids[k]))
+				continue;
+			snprintf(args, sizeof(args), " how child parent %d workers %s children 1", parent->pid,
+				 bwap_nodeset_format(parent->workers, ws, sizeof(ws)));
+			if (parent->job >= 0)
+				snprintf(args + strlen(args), sizeof(args) - strlen(args), " job %lld step %lld task %ld",
+					 parent->job, parent->step < 0 ? 0 : parent->step, parent->task < 0 ? 0 : parent->task);
+			if (target_attach(kids[k], args, err, sizeof(err)))
+				logmsg("pid %d: descendant %d not followed: %s", parent->pid, kids[k], err);
+		}
+	}
+}

@@ -255,7 +255,8 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 
 		if (r->job > 0)
 			snprintf(ids, sizeof(ids), " job %lld step %lld task %ld", r->job, r->step, r->task);
-		snprintf(req, sizeof(req), "attach %d how slurm workers %s%s", (int)getpid(), wk, ids);
+		/* children 1: what the task starts (a wrapper's program, mpirun's ranks) is placed too */
+		snprintf(req, sizeof(req), "attach %d how slurm workers %s children 1%s", (int)getpid(), wk, ids);
 		reply = bwap_ctl_request_timeout(c->state_dir, req, BWAP_SLURM_ATTACH_MS, err, sizeof(err));
 		if (reply && strncmp(reply, "ok\n", 3)) {
 			reply[strcspn(reply, "\n")] = '\0';

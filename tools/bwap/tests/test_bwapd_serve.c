@@ -13,6 +13,8 @@
  *    (root only: needs a second uid);
  *  - every detach request is in bwapd's log, also for a task that had
  *    already exited;
+ *  - a task attached with "children 1" (a wrapper, mpirun's daemon)
+ *    brings its child and grandchild along, each marked with its parent;
  *  - a task whose cpuset allows fewer nodes than the machine has (a 4-node
  *    fake sysfs, this host's node 0 allowed) gets weights on those only.
  * bwapd runs with --ready-fd, so nothing waits on a clock to start.
@@ -365,6 +367,58 @@ static void per_user_limit(void)
 	stop_bwapd();
 }
 
+static void descendants(void)
+{
+	int ready[2], stay[2], nr = 0, parent_ok = 0;
+	char err[512], c, *r;
+	struct json_object *js, *list, *v;
+	pid_t wrapper;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for the descendants' case");
+	if (pipe(ready) || pipe(stay))
+		return;
+	/* wrapper -> child -> grandchild; the grandchild says when all three are there */
+	wrapper = fork();
+	if (!wrapper) {
+		close(stay[1]);
+		close(ready[0]);
+		for (int depth = 0; depth < 2; depth++)
+			if (fork())
+				break;
+			else if (depth == 1 && write(ready[1], "r", 1) != 1)
+				_exit(1);
+		if (read(stay[0], &c, 1) < 0)
+			_exit(1);
+		while (wait(NULL) > 0)
+			;
+		_exit(0);
+	}
+	close(stay[0]);
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		c = 0;
+	close(ready[0]);
+	snprintf(err, sizeof(err), "attach %d workers 0 signal model how slurm children 1", (int)wrapper);
+	r = request(err, err, sizeof(err));
+	CHECK(r && !strncmp(r, "ok\n", 3), "a wrapper attached with children 1: %s", err);
+	free(r);
+	r = request("status json", err, sizeof(err));
+	js = r ? json_tokener_parse(r + 3) : NULL;
+	if (js && json_object_object_get_ex(js, "targets", &list)) {
+		nr = json_object_array_length(list);
+		for (int i = 0; i < nr; i++)
+			parent_ok += json_object_object_get_ex(json_object_array_get_idx(list, i), "parent", &v) &&
+				     json_object_get_int(v) > 0;
+	}
+	CHECK(nr == 3 && parent_ok == 2, "status lists the wrapper, its child and its grandchild (%d targets, %d "
+	      "with a parent)", nr, parent_ok);
+	json_object_put(js);
+	free(r);
+	close(stay[1]);
+	waitpid(wrapper, NULL, 0);
+	stop_bwapd();
+}
+
 static void cpuset_nodes(void)
 {
 	char root[128], err[512], *r;
@@ -420,6 +474,7 @@ int main(void)
 	else
 		stop_bwapd();
 	per_user_limit();
+	descendants();
 	cpuset_nodes();
 	if (!tap_failed) {
 		char cmd[128];
