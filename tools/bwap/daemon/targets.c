@@ -214,8 +214,9 @@ static int push_portable(struct target *t, double dwp, const char *why, const st
 	       st.folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
 	       st.folios_known == BWAP_FOLIOS_ALL ? "" : st.why,
 	       st.folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
-	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
-			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
+			 t->pid, dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+			 weights_str(&t->pushed, ws, sizeof(ws)));
 	return 0;
 }
 
@@ -293,8 +294,9 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 		}
 		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
 	}
-	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
-			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
+			 t->pid, dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+			 weights_str(&t->pushed, ws, sizeof(ws)));
 	return 0;
 }
 
