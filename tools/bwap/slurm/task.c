@@ -297,14 +297,27 @@ out:
 	return ret;
 }
 
+/*
+ * slurmstepd calls this for each task of its step, one after another: once
+ * bwapd has left one request unanswered, the step's other tasks do not
+ * wait for it too (bwapd drops exited tasks through their pidfd anyway),
+ * so a stalled bwapd costs a whole step BWAP_SLURM_DETACH_MS, not that
+ * much per task.
+ */
+static int detach_gave_up;
+
 int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid)
 {
 	char req[64], err[512], *reply;
 
+	if (detach_gave_up)
+		return -1;
 	snprintf(req, sizeof(req), "detach %d", (int)pid);
 	reply = bwap_ctl_request_timeout(c->state_dir, req, BWAP_SLURM_DETACH_MS, err, sizeof(err));
-	if (!reply)
+	if (!reply) {
+		detach_gave_up = 1;
 		return -1;
+	}
 	/* "error: pid N is not a target": bwapd saw it exit first */
 	free(reply);
 	return 0;

@@ -12,7 +12,8 @@
  *  - --bwap-tune where bwapd does not answer keeps the canonical weights
  *    and says so, rather than failing the task;
  *  - task exit with bwapd stalled (connections queued, never answered;
- *    a full queue) returns within a fraction of a second.
+ *    a full queue) returns within a fraction of a second, and so do the
+ *    exits of all 128 tasks of a step together.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -109,16 +110,21 @@ static int listen_at(int backlog)
 	return fd;
 }
 
-/* task_forget in a child under alarm(); seconds it took, or -1 if it hung. */
-static double timed_forget(const struct bwap_slurm_conf *c)
+/*
+ * task_forget of times tasks, one after another in one child (as
+ * slurmstepd calls it for each task of its step), under alarm(); seconds
+ * it took, or -1 if it hung.
+ */
+static double timed_forget(const struct bwap_slurm_conf *c, int times)
 {
 	double t0 = mono();
 	int status;
 	pid_t pid = fork();
 
 	if (!pid) {
-		alarm(10);
-		bwap_slurm_task_forget(c, getpid());
+		alarm(30);
+		for (int i = 0; i < times; i++)
+			bwap_slurm_task_forget(c, getpid() + i);
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
@@ -220,10 +226,13 @@ int main(void)
 	conf_for(&c, BWAP_MISSING_FAIL);
 	lfd = listen_at(16);
 	{
-		double took = timed_forget(&c);
+		double took = timed_forget(&c, 1);
 
 		CHECK(lfd >= 0 && took >= 0 && took < 0.5,
 		      "task exit, bwapd stalled (request queued, never answered): returns in %.3f s (under 0.5 s)", took);
+		took = timed_forget(&c, 128);
+		CHECK(took >= 0 && took < 0.5, "the exits of a step's 128 tasks, bwapd stalled: %.3f s in all (under 0.5 s: "
+		      "after one goes unanswered, the step's others do not wait)", took);
 	}
 	close(lfd);
 	lfd = listen_at(0);
@@ -242,7 +251,7 @@ int main(void)
 			}
 			fds[n++] = fd;
 		}
-		took = timed_forget(&c);
+		took = timed_forget(&c, 1);
 		CHECK(lfd >= 0 && took >= 0 && took < 0.5,
 		      "task exit, bwapd's queue full (%d ahead): returns in %.3f s (under 0.5 s; -1 = hung)", n, took);
 		while (n)
