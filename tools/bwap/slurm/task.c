@@ -60,11 +60,12 @@ static const char *policy_name(int mode)
 /* The calling task's policy (get_mempolicy): its mode, and its nodes into buf. */
 static int own_policy(char *buf, size_t len)
 {
-	unsigned long mask[BWAP_MAX_NODES / (8 * sizeof(unsigned long)) + 1] = { 0 };
+	/* room for every node the kernel may have (get_mempolicy wants maxnode >= nr_node_ids) */
+	unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
 	bwap_nodeset s = 0;
 	int mode = 0;
 
-	if (syscall(SYS_get_mempolicy, &mode, mask, (unsigned long)BWAP_MAX_NODES + 1, NULL, 0UL))
+	if (syscall(SYS_get_mempolicy, &mode, mask, 1024UL, NULL, 0UL))
 		return -1;
 	for (int n = 0; n < BWAP_MAX_NODES; n++)
 		if (mask[n / (8 * sizeof(unsigned long))] & (1UL << (n % (8 * sizeof(unsigned long)))))
