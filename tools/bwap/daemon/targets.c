@@ -453,7 +453,7 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	}
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	if (stat(path, &st)) {
-		snprintf(err, errlen, "pid %d does not exist", pid);
+		snprintf(err, errlen, "pid %d: no such process", pid);
 		return -1;
 	}
 	mine = targets_of_user(st.st_uid);
