@@ -355,11 +355,14 @@ static void announce(int ready_fd, double *next_scan)
  * The poll loop: signals, the listening socket, its clients, exited
  * targets, samples due.  Nothing in it waits on one client.
  */
+/* Seconds of sampling before bwapd looks at its clients again. */
+#define SAMPLE_SLICE 0.02
+
 static int serve(int sfd, double next_scan)
 {
 	struct pollfd *pf = NULL;
 	struct target **pft = NULL;
-	int cap = 0;
+	int cap = 0, next_sample = 0;
 
 	for (;;) {
 		double tnow = now(), due = tnow + 3600;
@@ -419,10 +422,25 @@ static int serve(int sfd, double next_scan)
 		clients_poll_done(pf + 2, tnow);
 		if (pf[1].revents & POLLIN)
 			accept_clients();
+		/*
+		 * The samples due, for at most SAMPLE_SLICE seconds: with a
+		 * node's worth of targets (each sample may read numa_maps) the
+		 * rest wait for the next turn, after the clients are served, so
+		 * that a task's registration or a step's detach never waits for
+		 * a whole round.  next_sample keeps the order fair across turns.
+		 */
 		tnow = now();
-		for_each_target(t, i)
-			if (t->next <= tnow)
+		for (int k = 0; k < bwapd.nr_slots; k++) {
+			int i = (next_sample + k) % bwapd.nr_slots;
+
+			t = bwapd.targets[i];
+			if (t->used && t->next <= tnow)
 				sample_target(t, tnow);
+			if (now() - tnow > SAMPLE_SLICE) {
+				next_sample = i + 1;
+				break;
+			}
+		}
 	}
 }
 
