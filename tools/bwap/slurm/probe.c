@@ -13,10 +13,10 @@
  * policy's weights (N is a multiple of their sum, so where in the
  * interleave cycle the buffer starts does not matter); under plain
  * interleave (portable mode) bwapd moves the pages, so check waits for a
- * command, or with --self-check asks bwapd itself: it waits for bwapd's
- * second push ("wait PID pushes 2"; the first came before the buffer was
- * faulted), takes the DWP and weights bwapd pushed from the reply, counts
- * the buffer again and prints
+ * command, or with --self-check asks bwapd itself: it waits for a push
+ * of bwapd's after the buffer was faulted ("wait PID pushes N+1", N the
+ * pushes so far), takes the DWP and weights bwapd pushed from the reply,
+ * counts the buffer again and prints
  *   selfcheck pid=P dwp=D weights=W0,W1,... check=PASS|FAIL counts=...
  *             expected=... maxdiff=PAGES
  * (so that every task of a 128-task job, or of a batch or salloc step,
@@ -158,8 +158,19 @@ static int self_check(void)
 	unsigned char wb[MAX_NODES] = { 0 };
 	double dwp = -1;
 
-	snprintf(req, sizeof(req), "wait %d pushes 2", (int)getpid());
+	/*
+	 * A push after the buffer was faulted: under load the exec and the
+	 * faults can come after bwapd's second push, whose reply would then
+	 * describe pages placed before the buffer existed.  So: how many
+	 * pushes so far (at least the start), then wait for one more.
+	 */
+	snprintf(req, sizeof(req), "wait %d pushes 1", (int)getpid());
 	reply = bwap_ctl_request_timeout(state_dir, req, 600000, err, sizeof(err));
+	if (reply && (p = strstr(reply, " pushes ")) && atol(p + 8) > 0) {
+		snprintf(req, sizeof(req), "wait %d pushes %ld", (int)getpid(), atol(p + 8) + 1);
+		free(reply);
+		reply = bwap_ctl_request_timeout(state_dir, req, 600000, err, sizeof(err));
+	}
 	if (!reply || strncmp(reply, "ok\npushed pid ", 14) || !(p = strstr(reply, " weights "))) {
 		printf("selfcheck pid=%d check=FAIL why=%s\n", (int)getpid(), reply ? "unexpected-reply" : "no-bwapd");
 		fprintf(stderr, "bwap-slurm-probe: wait for bwapd's push: %s\n", reply ? reply : err);

@@ -12,13 +12,14 @@
  *
  * Nothing here can fail in slurmd's own context: a bad plugstack.conf
  * line is remembered, logged, and fails only the jobs that ask for
- * --bwap, with the file and line named.
+ * --bwap, with the file and line named on each task's stderr.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
@@ -38,6 +39,7 @@ static struct bwap_slurm_request request;
 static char request_err[640];
 static struct bwap_slurm_conf conf;
 static char conf_err[1500];
+static char job_err[1024];	/* slurmstepd: this job may not have --bwap here (task_init says why) */
 
 /* Where Slurm's plugstack files are, to name the bad line (Debian's paths). */
 static const char *const plugstack_files[] = {
@@ -131,14 +133,27 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		slurm_verbose("bwap: partition %s: --bwap by default (plugstack.conf: default=)", partition);
 	if (request.kind == BWAP_SLURM_OFF)
 		return 0;
-	if (conf_err[0]) {
+	/*
+	 * A bad plugstack line: srun refuses at once; in slurmstepd each
+	 * task does (task_init), because its stderr is where the user reads
+	 * why, and slurmstepd's error only reaches the node's log.
+	 */
+	if (conf_err[0] && !spank_remote(sp)) {
 		slurm_error("bwap: %s", conf_err);
 		return -1;
 	}
 	mem_bind = job_env(sp, "SLURM_MEM_BIND_TYPE", bind, sizeof(bind));
 	if (bwap_slurm_job_check(&request, &conf, partition, mem_bind, err, sizeof(err))) {
 		slurm_error("bwap: %s", err);
-		return -1;
+		/*
+		 * In slurmstepd each task says it on its stderr and fails
+		 * (task_init), before the program runs: slurmstepd's own error
+		 * reaches only the node's log, and srun would say no more than
+		 * "Plugin initialization failed".
+		 */
+		if (!spank_remote(sp))
+			return -1;
+		snprintf(job_err, sizeof(job_err), "%s", err);
 	}
 	return 0;
 }
@@ -173,9 +188,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 	if (!spank_remote(sp) || r.kind == BWAP_SLURM_OFF)
 		return 0;
-	/* init_post_opt failed the step already; a task never runs a half-made request */
-	if (request_err[0] || conf_err[0]) {
-		fprintf(stderr, "bwap: %s\n", request_err[0] ? request_err : conf_err);
+	/* a bad value failed the step in init_post_opt already; a bad plugstack line or policy fails here */
+	if (request_err[0] || conf_err[0] || job_err[0]) {
+		char host[64] = "?";
+
+		gethostname(host, sizeof(host) - 1);
+		fprintf(stderr, "bwap: %s: %s\n", host, request_err[0] ? request_err : conf_err[0] ? conf_err : job_err);
 		return -1;
 	}
 	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS &&
@@ -208,7 +226,7 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	pid_t pid;
 
-	if (!spank_remote(sp) || request.kind == BWAP_SLURM_OFF || request_err[0] || conf_err[0])
+	if (!spank_remote(sp) || request.kind == BWAP_SLURM_OFF || request_err[0] || conf_err[0] || job_err[0])
 		return 0;
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS)
 		return 0;
