@@ -10,6 +10,7 @@
 #ifndef BWAPD_H
 #define BWAPD_H
 
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -149,6 +150,9 @@ struct bwapd_conf {
 	double model_mlp, model_shared;	/* the modelled workload */
 	int model_threads;		/* per worker node; 0 = the target's thread count */
 	double model_refresh;		/* seconds one numa_maps read is reused by the model signal */
+	int max_targets;		/* targets in all; each costs about 20 KiB of bwapd's memory */
+	int max_targets_per_user;	/* targets whose process one uid owns: no user fills bwapd alone */
+	double client_timeout;		/* seconds a control client has to send its request and take the reply */
 };
 
 void bwapd_conf_defaults(struct bwapd_conf *c);
@@ -162,12 +166,16 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f);
 
 /* ---- state.c: the state the parts share, the clock, the log ----------- */
 
-#define MAX_TARGETS 64
 #define MAX_WAITERS 16
 
 struct target {
 	int used;
 	pid_t pid;
+	uid_t uid;			/* owner of the process at attach: the per-user limit, status' view */
+	long long job, step;		/* Slurm's job and step ids (attach ... job N step N); -1: none */
+	long task;			/* Slurm's global task id; -1: none */
+	int follow;			/* attach ... children 1: its descendants become targets too */
+	pid_t parent;			/* a followed descendant: the target it came from */
 	int pidfd;
 	char comm[32];
 	char how[16];			/* run, attach, cgroup */
@@ -217,11 +225,22 @@ struct bwapd_state {
 	struct bwap_topology *topo;
 	struct bwap_matrix *matrix;
 	struct bwap_machine *machine;	/* NULL if the matrix cannot feed the model */
-	struct target targets[MAX_TARGETS];
+	/*
+	 * Every target, each allocated once and reused after drop_target()
+	 * (which clears it); the array grows up to conf.max_targets slots.
+	 * Pointers to targets stay valid while bwapd runs.
+	 */
+	struct target **targets;
+	int nr_slots;
 	double t_start;			/* now() at start, for the log's times */
 };
 
 extern struct bwapd_state bwapd;
+
+/* for_each_target(t, i) { ... }: every target in use. */
+#define for_each_target(t, i)							\
+	for (int i = 0; i < bwapd.nr_slots; i++)				\
+		if (!((t) = bwapd.targets[i]) || !(t)->used) {} else
 
 /* Monotonic seconds. */
 double now(void);
@@ -237,15 +256,35 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen);
 struct target *find_target(pid_t pid);
 void drop_target(struct target *t, const char *why);
 void sample_target(struct target *t, double tnow);
-void status_print(FILE *f, int json);
+/* The status report as uid sees it: other users' targets only counted, unless uid is root. */
+void status_print(FILE *f, int json, uid_t uid);
+/* How many targets uid's processes are. */
+int targets_of_user(uid_t uid);
 double cpu_seconds(void);
 void scan_cgroup(void);
+/*
+ * Take the new descendants of every target attached with "children 1"
+ * (/proc/PID/task/TID/children): on a stock kernel only the pid that
+ * registered would be placed, not what a wrapper, a batch shell or
+ * mpirun's daemon starts.
+ */
+void follow_children(void);
 
 /* ---- control.c ---------------------------------------------------------- */
 int open_socket(char *err, size_t errlen);
 int control_fd(void);			/* the listening socket, for poll() */
 const char *control_path(void);
-void handle_socket_client(int fd);
+/*
+ * The clients: each connection is read and answered without blocking,
+ * within conf.client_timeout, so a client that says nothing, or reads
+ * its reply slowly, holds up no other.
+ */
+void accept_clients(void);
+int nr_clients(void);
+/* The clients' pollfds into pf (nr_clients() of them); the earliest deadline. */
+double clients_poll_setup(struct pollfd *pf);
+/* After poll(): serve what is ready in pf, close those past their deadline. */
+void clients_poll_done(const struct pollfd *pf, double tnow);
 void close_socket(void);
 
 #endif

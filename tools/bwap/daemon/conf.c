@@ -40,6 +40,21 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	 * CPU; 4 s is one measurement at the default n * t.
 	 */
 	c->model_refresh = 4.0;
+	/*
+	 * max_targets: every task of a node's jobs can be a target (a
+	 * 128-rank MPI job on a stock kernel is 128); each costs bwapd about
+	 * 20 KiB and a little CPU per sample.  max_targets_per_user keeps one
+	 * user (a runaway script, a full node of one job) from taking every
+	 * slot; it is counted by the owner of the target process.
+	 */
+	c->max_targets = 4096;
+	c->max_targets_per_user = 1024;
+	/*
+	 * client_timeout: a control client sends one line and reads one
+	 * reply; one that takes longer is closed.  bwapd serves the others
+	 * meanwhile, so this only bounds how long a stuck client holds a fd.
+	 */
+	c->client_timeout = 2.0;
 }
 
 static int num(const char *key, const char *v, double lo, double hi, double *out, char *err, size_t errlen)
@@ -60,7 +75,7 @@ static int num(const char *key, const char *v, double lo, double hi, double *out
 static const char *const keys =
 	"state_dir, matrix, cgroup, cgroup_scan, step, samples, trim, interval, min_gain, drift, "
 	"start_dwp, max_weight, signal, perf_event, perf_raw_event, model_mlp, model_shared, model_threads, "
-	"model_refresh";
+	"model_refresh, max_targets, max_targets_per_user, client_timeout";
 
 int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -123,6 +138,21 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 	NUM("model_shared", 0, 1, c->model_shared, (double))
 	NUM("model_threads", 0, 4096, c->model_threads, (int))
 	NUM("model_refresh", 0, 3600, c->model_refresh, (double))
+#define WHOLE(name, lo, hi, field)						\
+	if (!strcmp(key, name)) {						\
+		if (num(key, v, lo, hi, &x, err, errlen))			\
+			return -1;						\
+		if (x != (double)(long)x) {					\
+			snprintf(err, errlen, "%s = '%s': expected a whole number from %d to %d", key, v, lo, hi); \
+			return -1;						\
+		}								\
+		field = (int)x;							\
+		return 0;							\
+	}
+	WHOLE("max_targets", 1, 65536, c->max_targets)
+	WHOLE("max_targets_per_user", 1, 65536, c->max_targets_per_user)
+#undef WHOLE
+	NUM("client_timeout", 0.05, 60, c->client_timeout, (double))
 #undef NUM
 	snprintf(err, errlen, "unknown key '%s' (keys: %s)", key, keys);
 	return -1;
@@ -192,6 +222,11 @@ int bwapd_conf_check(const struct bwapd_conf *c, char *err, size_t errlen)
 		snprintf(err, errlen, "tuner settings: %s", why);
 		return -1;
 	}
+	if (c->max_targets_per_user > c->max_targets) {
+		snprintf(err, errlen, "max_targets_per_user = %d is above max_targets = %d; give at most %d",
+			 c->max_targets_per_user, c->max_targets, c->max_targets);
+		return -1;
+	}
 	if (!c->state_dir[0]) {
 		snprintf(err, errlen, "state_dir is empty");
 		return -1;
@@ -204,9 +239,11 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f)
 	fprintf(f, "state_dir = %s\nmatrix = %s\ncgroup = %s\ncgroup_scan = %g\n"
 		   "step = %g\nsamples = %d\ntrim = %d\ninterval = %g\nmin_gain = %g\ndrift = %g\n"
 		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_event = %s\nperf_raw_event = %#llx\n"
-		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n",
+		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n"
+		   "max_targets = %d\nmax_targets_per_user = %d\nclient_timeout = %g\n",
 		c->state_dir, c->matrix, c->cgroup, c->cgroup_scan, c->tuner.step, c->tuner.samples,
 		c->tuner.trim, c->tuner.interval, c->tuner.min_gain, c->tuner.drift, c->start_dwp,
 		c->max_weight, bwap_signal_kind_name(c->signal), c->perf_event, (unsigned long long)c->perf_raw,
-		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh);
+		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh, c->max_targets,
+		c->max_targets_per_user, c->client_timeout);
 }

@@ -77,23 +77,27 @@ static int may_attach(uid_t uid, const char *req, char *why, size_t len)
 	return 0;
 }
 
-static void handle_request(int fd, uid_t uid, const char *req)
+/*
+ * One request from uid on fd: the reply in *body (malloc()ed, *len
+ * bytes).  Returns 1 when fd now waits on a target (wait PID): the
+ * target answers and closes it later.
+ */
+static int handle_request(int fd, uid_t uid, const char *req, char **body, size_t *len)
 {
 	char why[256];
-
-	char *body = NULL;
-	size_t len = 0;
 	FILE *f;
 	int pid, keep = 0;
 
-	f = open_memstream(&body, &len);
-	if (!f) {
-		close(fd);
-		return;
-	}
+	*body = NULL;
+	*len = 0;
+	f = open_memstream(body, len);
+	if (!f)
+		return 0;
 	if (!strcmp(req, "status") || !strcmp(req, "status json")) {
+		/* the descendants as of this request, not of the last scan */
+		follow_children();
 		fprintf(f, "ok\n");
-		status_print(f, !strcmp(req, "status json"));
+		status_print(f, !strcmp(req, "status json"), uid);
 	} else if (sscanf(req, "attach %d", &pid) == 1 && may_attach(uid, req, why, sizeof(why))) {
 		logmsg("attach %d refused: %s", pid, why);
 		fprintf(f, "error: %s\n", why);
@@ -117,11 +121,16 @@ static void handle_request(int fd, uid_t uid, const char *req)
 	} else if (sscanf(req, "detach %d", &pid) == 1) {
 		struct target *t = find_target(pid);
 
+		/* every detach is logged: Slurm's task_exit is seen even when the exit came first */
 		if (t && may_act_on(uid, pid, why, sizeof(why))) {
+			logmsg("detach %d (uid %u): refused: %s", pid, (unsigned int)uid, why);
 			fprintf(f, "error: %s\n", why);
 		} else if (!t) {
+			logmsg("detach %d (uid %u): not a target (never attached, or already dropped)", pid,
+			       (unsigned int)uid);
 			fprintf(f, "error: pid %d is not a target\n", pid);
 		} else {
+			logmsg("detach %d (uid %u): detached", pid, (unsigned int)uid);
 			drop_target(t, "detached on request (its weights stay as last pushed)");
 			fprintf(f, "ok\ndetached pid %d\n", pid);
 		}
@@ -133,8 +142,10 @@ static void handle_request(int fd, uid_t uid, const char *req)
 		if (!t)
 			fprintf(f, "error: pid %d is not a target\n", pid);
 		else if (want > 0 && t->pushes >= want)
-			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", pid, t->pushed_dwp,
-				t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n", pid,
+				t->pushed_dwp, t->pushes, t->moved,
+				t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+				weights_str(&t->pushed, why, sizeof(why)));
 		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
 			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
 				t->pushes, t->moved);
@@ -149,39 +160,176 @@ static void handle_request(int fd, uid_t uid, const char *req)
 		fprintf(f, "ok\npong\n");
 	} else {
 		fprintf(f, "error: unknown request '%s' (requests: status, status json, attach PID [workers SET] "
-			   "[signal KIND] [progress FILE] [protect PID], detach PID, wait PID [pushes N], ping)\n", req);
+			   "[signal KIND] [progress FILE] [protect PID] [job N step N task N] [children 1], detach PID, "
+			   "wait PID [pushes N], ping)\n", req);
 	}
 	fclose(f);
-	send_reply(fd, body, len);
-	free(body);
-	if (!keep)
-		close(fd);
+	return keep;
 }
 
-/* One request per socket connection. */
-void handle_socket_client(int fd)
-{
+/*
+ * The clients, served without blocking: a client's request is read as it
+ * arrives, its reply written as the client takes it, and a client past
+ * conf.client_timeout is closed.  A fd handed to a target as a waiter
+ * (wait PID) leaves this list.
+ */
+struct client {
+	int fd;
+	double deadline;
 	char req[1024];
-	ssize_t n = 0, got;
-	struct timeval tv = { .tv_sec = 2 };
+	size_t n;
+	char *out;		/* the reply; NULL while reading */
+	size_t out_len, out_off;
+};
+
+static struct client *clients;
+static int nr_clients_, cap_clients;
+
+int nr_clients(void)
+{
+	return nr_clients_;
+}
+
+static void client_close(int i)
+{
+	close(clients[i].fd);
+	free(clients[i].out);
+	clients[i] = clients[--nr_clients_];
+}
+
+void accept_clients(void)
+{
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			return;		/* EAGAIN: all taken */
+		if (nr_clients_ == cap_clients) {
+			int cap = cap_clients ? 2 * cap_clients : 16;
+			struct client *more = realloc(clients, cap * sizeof(*more));
+
+			if (!more) {
+				logmsg("control: out of memory for client %d; closed", nr_clients_ + 1);
+				close(fd);
+				continue;
+			}
+			clients = more;
+			cap_clients = cap;
+		}
+		memset(&clients[nr_clients_], 0, sizeof(clients[0]));
+		clients[nr_clients_].fd = fd;
+		clients[nr_clients_++].deadline = now() + bwapd.conf.client_timeout;
+	}
+}
+
+double clients_poll_setup(struct pollfd *pf)
+{
+	double due = now() + 3600;
+
+	for (int i = 0; i < nr_clients_; i++) {
+		pf[i].fd = clients[i].fd;
+		pf[i].events = clients[i].out ? POLLOUT : POLLIN;
+		pf[i].revents = 0;
+		if (clients[i].deadline < due)
+			due = clients[i].deadline;
+	}
+	return due;
+}
+
+/* Write what the client takes; 1 when all of the reply is out. */
+static int client_write(struct client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0)
+			return 1;	/* the client is gone: nothing more to do */
+		c->out_off += n;
+	}
+	return 1;
+}
+
+/* Read what is there; 1 when the request line is complete (or the client stopped sending). */
+static int client_read(struct client *c)
+{
+	for (;;) {
+		ssize_t got = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && errno == EAGAIN)
+			return 0;
+		if (got <= 0)
+			return 1;
+		c->n += got;
+		if (memchr(c->req, '\n', c->n) || c->n == sizeof(c->req) - 1)
+			return 1;
+	}
+}
+
+/* The request of client i is complete: answer it; 0 if i is still a client after. */
+static int client_serve(int i)
+{
+	struct client *c = &clients[i];
 	struct ucred cred;
 	socklen_t credlen = sizeof(cred);
+	char *body;
+	size_t len;
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (n < (ssize_t)sizeof(req) - 1 && (got = read(fd, req + n, sizeof(req) - 1 - n)) > 0) {
-		n += got;
-		if (memchr(req, '\n', n))
-			break;
-	}
-	req[n > 0 ? n : 0] = '\0';
-	req[strcspn(req, "\n")] = '\0';
+	c->req[c->n] = '\0';
+	c->req[strcspn(c->req, "\n")] = '\0';
 	/* who is asking: the kernel's word, not the client's */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen)) {
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen)) {
 		logmsg("control: SO_PEERCRED: %s; request refused", strerror(errno));
-		close(fd);
-		return;
+		client_close(i);
+		return 1;
 	}
-	handle_request(fd, cred.uid, req);
+	if (handle_request(c->fd, cred.uid, c->req, &body, &len)) {
+		/* a waiter: the target owns the fd now (its replies are short lines) */
+		free(body);
+		clients[i] = clients[--nr_clients_];
+		return 1;
+	}
+	c->out = body ? body : strdup("");
+	c->out_len = body ? len : 0;
+	c->deadline = now() + bwapd.conf.client_timeout;
+	if (client_write(c)) {
+		client_close(i);
+		return 1;
+	}
+	return 0;
+}
+
+void clients_poll_done(const struct pollfd *pf, double tnow)
+{
+	/* pf[i] belongs to the client at i when the poll began; go backwards, closing swaps in the last */
+	for (int i = nr_clients_ - 1; i >= 0; i--) {
+		struct client *c = &clients[i];
+
+		if (pf[i].fd != c->fd)
+			continue;
+		if (pf[i].revents) {
+			if (c->out) {
+				if (client_write(c)) {
+					client_close(i);
+					continue;
+				}
+			} else if (client_read(c)) {
+				if (client_serve(i))
+					continue;
+			}
+		}
+		if (tnow >= clients[i].deadline) {
+			if (!clients[i].out)
+				logmsg("control: a client (fd %d) sent no request within %g s; closed", clients[i].fd,
+				       bwapd.conf.client_timeout);
+			client_close(i);
+		}
+	}
 }
 
 int open_socket(char *err, size_t errlen)
@@ -222,7 +370,8 @@ int open_socket(char *err, size_t errlen)
 	}
 	strcpy(sa.sun_path, sock_path);
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 16)) {
+	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, SOMAXCONN) ||
+	    fcntl(listen_fd, F_SETFL, O_NONBLOCK)) {
 		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(errno));
 		return -1;
 	}

@@ -351,31 +351,54 @@ static void announce(int ready_fd, double *next_scan)
 	}
 }
 
-/* The poll loop: signals, control clients, exited targets, samples due. */
+/*
+ * The poll loop: signals, the listening socket, its clients, exited
+ * targets, samples due.  Nothing in it waits on one client.
+ */
+/* Seconds of sampling before bwapd looks at its clients again. */
+#define SAMPLE_SLICE 0.02
+
 static int serve(int sfd, double next_scan)
 {
-	for (;;) {
-		struct pollfd pf[2 + MAX_TARGETS];
-		struct target *pft[2 + MAX_TARGETS];
-		double tnow = now(), due = tnow + 3600;
-		int nfds = 0, timeout;
+	struct pollfd *pf = NULL;
+	struct target **pft = NULL;
+	int cap = 0, next_sample = 0;
 
-		if (bwapd.conf.cgroup[0] && tnow >= next_scan) {
-			scan_cgroup();
+	for (;;) {
+		double tnow = now(), due = tnow + 3600;
+		int nfds = 0, timeout, nc = nr_clients(), first_target;
+		struct target *t;
+
+		/* the cgroup's processes and followed targets' descendants, every cgroup_scan s */
+		if (tnow >= next_scan) {
+			if (bwapd.conf.cgroup[0])
+				scan_cgroup();
+			follow_children();
 			next_scan = tnow + bwapd.conf.cgroup_scan;
 		}
-		if (bwapd.conf.cgroup[0])
-			due = fmin(due, next_scan);
+		due = fmin(due, next_scan);
+		if (cap < 2 + nc + bwapd.nr_slots) {
+			cap = 2 + nc + bwapd.nr_slots + 64;
+			free(pf);
+			free(pft);
+			pf = calloc(cap, sizeof(*pf));
+			pft = calloc(cap, sizeof(*pft));
+			if (!pf || !pft) {
+				logmsg("out of memory for %d poll entries", cap);
+				return 1;
+			}
+		}
 		pf[nfds].fd = sfd;
 		pf[nfds++].events = POLLIN;
 		pf[nfds].fd = control_fd();
 		pf[nfds++].events = POLLIN;
-		for (int i = 0; i < MAX_TARGETS; i++) {
-			if (!bwapd.targets[i].used)
-				continue;
-			due = fmin(due, bwapd.targets[i].next);
-			pft[nfds] = &bwapd.targets[i];
-			pf[nfds].fd = bwapd.targets[i].pidfd;
+		due = fmin(due, clients_poll_setup(pf + nfds));
+		nfds += nc;
+		first_target = nfds;
+		for_each_target(t, i) {
+			due = fmin(due, t->next);
+			pft[nfds] = t;
+			pf[nfds].fd = t->pidfd;
 			pf[nfds++].events = POLLIN;
 		}
 		timeout = due <= tnow ? 0 : (int)ceil((due - tnow) * 1000);
@@ -388,21 +411,36 @@ static int serve(int sfd, double next_scan)
 
 			if (read(sfd, &sig, 1) == 1)
 				logmsg("signal %d: shutting down", sig);
+			free(pf);
+			free(pft);
 			return 0;
 		}
-		for (int i = 2; i < nfds; i++)
-			if (pf[i].revents && pft[i]->used)
+		for (int i = first_target; i < nfds; i++)
+			if (pf[i].revents && pft[i]->used && pft[i]->pidfd == pf[i].fd)
 				drop_target(pft[i], "exited");
-		if (pf[1].revents & POLLIN) {
-			int cfd = accept4(control_fd(), NULL, NULL, SOCK_CLOEXEC);
-
-			if (cfd >= 0)
-				handle_socket_client(cfd);
-		}
 		tnow = now();
-		for (int i = 0; i < MAX_TARGETS; i++)
-			if (bwapd.targets[i].used && bwapd.targets[i].next <= tnow)
-				sample_target(&bwapd.targets[i], tnow);
+		clients_poll_done(pf + 2, tnow);
+		if (pf[1].revents & POLLIN)
+			accept_clients();
+		/*
+		 * The samples due, for at most SAMPLE_SLICE seconds: with a
+		 * node's worth of targets (each sample may read numa_maps) the
+		 * rest wait for the next turn, after the clients are served, so
+		 * that a task's registration or a step's detach never waits for
+		 * a whole round.  next_sample keeps the order fair across turns.
+		 */
+		tnow = now();
+		for (int k = 0; k < bwapd.nr_slots; k++) {
+			int i = (next_sample + k) % bwapd.nr_slots;
+
+			t = bwapd.targets[i];
+			if (t->used && t->next <= tnow)
+				sample_target(t, tnow);
+			if (now() - tnow > SAMPLE_SLICE) {
+				next_sample = i + 1;
+				break;
+			}
+		}
 	}
 }
 
@@ -424,9 +462,10 @@ int main(int argc, char **argv)
 	if (!rc) {
 		announce(o.ready_fd, &next_scan);
 		rc = serve(sfd, next_scan);
-		for (int i = 0; i < MAX_TARGETS; i++)
-			if (bwapd.targets[i].used)
-				drop_target(&bwapd.targets[i], "bwapd is stopping (weights stay as last pushed)");
+		struct target *t;
+
+		for_each_target(t, i)
+			drop_target(t, "bwapd is stopping (weights stay as last pushed)");
 	}
 	close_socket();
 	logmsg("stopped, cpu %.3f s over %.1f s", cpu_seconds(), now() - bwapd.t_start);

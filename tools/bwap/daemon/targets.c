@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -92,10 +93,79 @@ void drop_target(struct target *t, const char *why)
 
 struct target *find_target(pid_t pid)
 {
-	for (int i = 0; i < MAX_TARGETS; i++)
-		if (bwapd.targets[i].used && bwapd.targets[i].pid == pid)
-			return &bwapd.targets[i];
+	struct target *t;
+
+	for_each_target(t, i)
+		if (t->pid == pid)
+			return t;
 	return NULL;
+}
+
+int targets_of_user(uid_t uid)
+{
+	struct target *t;
+	int n = 0;
+
+	for_each_target(t, i)
+		n += t->uid == uid;
+	return n;
+}
+
+/* A cleared target to fill: a dropped one, else a new one up to max_targets; NULL with err. */
+static struct target *free_slot(char *err, size_t errlen)
+{
+	struct target **more;
+
+	for (int i = 0; i < bwapd.nr_slots; i++)
+		if (!bwapd.targets[i]->used)
+			return bwapd.targets[i];
+	if (bwapd.nr_slots >= bwapd.conf.max_targets) {
+		snprintf(err, errlen, "bwapd already has %d targets, its max_targets (bwapd.conf); raise it there "
+			 "and restart bwapd", bwapd.nr_slots);
+		return NULL;
+	}
+	more = realloc(bwapd.targets, (bwapd.nr_slots + 1) * sizeof(*more));
+	if (!more) {
+		snprintf(err, errlen, "out of memory for target %d", bwapd.nr_slots + 1);
+		return NULL;
+	}
+	bwapd.targets = more;
+	more[bwapd.nr_slots] = calloc(1, sizeof(struct target));
+	if (!more[bwapd.nr_slots]) {
+		snprintf(err, errlen, "out of memory for target %d", bwapd.nr_slots + 1);
+		return NULL;
+	}
+	return more[bwapd.nr_slots++];
+}
+
+/* A Slurm id from an attach request: 0 .. 2^32-1 (steps use the top values: batch, extern). */
+static int slurm_id(const char *key, const char *val, long long *out, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (val[0] < '0' || val[0] > '9' || *end || errno || v > 4294967295ULL) {
+		snprintf(err, errlen, "%s '%s' is not a Slurm id (a whole number from 0 to 4294967295)", key, val);
+		return -1;
+	}
+	*out = (long long)v;
+	return 0;
+}
+
+/* "4242.3", "4242.batch": a step as Slurm prints it. */
+static char *job_step_str(const struct target *t, char *buf, size_t len)
+{
+	static const char *const special[] = { "interactive", "batch", "extern", "pending" };
+
+	if (t->step >= 0xfffffffaLL && t->step <= 0xfffffffdLL)
+		snprintf(buf, len, "%lld.%s", t->job, special[t->step - 0xfffffffaLL]);
+	else if (t->step >= 0)
+		snprintf(buf, len, "%lld.%lld", t->job, t->step);
+	else
+		snprintf(buf, len, "%lld", t->job);
+	return buf;
 }
 
 static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
@@ -144,8 +214,9 @@ static int push_portable(struct target *t, double dwp, const char *why, const st
 	       st.folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
 	       st.folios_known == BWAP_FOLIOS_ALL ? "" : st.why,
 	       st.folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
-	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
-			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
+			 t->pid, dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+			 weights_str(&t->pushed, ws, sizeof(ws)));
 	return 0;
 }
 
@@ -223,8 +294,9 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 		}
 		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
 	}
-	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s\n", t->pid,
-			 dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching");
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
+			 t->pid, dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+			 weights_str(&t->pushed, ws, sizeof(ws)));
 	return 0;
 }
 
@@ -372,20 +444,31 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	bwap_nodeset workers = 0;
 	double cap[BWAP_MAX_NODES];
 	pid_t protect = 0;
-	int pos = 0, n, r, kind_given = 0;
+	int pos = 0, n, r, kind_given = 0, mine;
+	struct stat st;
 
 	if (find_target(pid)) {
 		snprintf(err, errlen, "pid %d is already a target", pid);
 		return -1;
 	}
-	for (int i = 0; i < MAX_TARGETS && !t; i++)
-		if (!bwapd.targets[i].used)
-			t = &bwapd.targets[i];
-	if (!t) {
-		snprintf(err, errlen, "bwapd already tunes %d processes, its limit", MAX_TARGETS);
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "pid %d: no such process", pid);
 		return -1;
 	}
+	mine = targets_of_user(st.st_uid);
+	if (mine >= bwapd.conf.max_targets_per_user) {
+		snprintf(err, errlen, "uid %u already has %d targets, its max_targets_per_user (bwapd.conf); pid %d "
+			 "is not taken: let some end, or ask the administrator to raise the limit",
+			 (unsigned int)st.st_uid, mine, pid);
+		return -1;
+	}
+	t = free_slot(err, errlen);
+	if (!t)
+		return -1;
 	memset(t, 0, sizeof(*t));
+	t->uid = st.st_uid;
+	t->job = t->step = t->task = -1;
 	snprintf(t->how, sizeof(t->how), "attach");
 	while (args && sscanf(args + pos, " %31s %255s%n", key, val, &n) == 2) {
 		pos += n;
@@ -412,6 +495,25 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 				return -1;
 		} else if (!strcmp(key, "how")) {
 			snprintf(t->how, sizeof(t->how), "%.15s", val);
+		} else if (!strcmp(key, "children")) {
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				snprintf(err, errlen, "children '%s': expected 0 or 1", val);
+				return -1;
+			}
+			t->follow = val[0] == '1';
+		} else if (!strcmp(key, "parent")) {
+			t->parent = atoi(val);
+		} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "task")) {
+			long long id;
+
+			if (slurm_id(key, val, &id, err, errlen))
+				return -1;
+			if (key[0] == 'j')
+				t->job = id;
+			else if (key[0] == 's')
+				t->step = id;
+			else
+				t->task = (long)id;
 		} else {
 			snprintf(err, errlen, "unknown attach argument '%s'", key);
 			return -1;
@@ -444,7 +546,12 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		goto fail;
 	}
 	t->workers = workers & bwapd.topo->has_cpu;
-	t->nodes = bwapd.topo->has_memory;
+	/* the nodes its cpuset allows: the kernel would skip others, and their shares would be wrong */
+	t->nodes = bwapd.topo->has_memory & (bwap_mems_allowed(pid) ? bwap_mems_allowed(pid) : ~0ULL);
+	if (!t->nodes) {
+		snprintf(err, errlen, "pid %d's cpuset allows no memory node of this machine", pid);
+		goto fail;
+	}
 	if (bwap_canonical_capacity(bwapd.matrix, t->workers, t->nodes, cap, err, errlen) ||
 	    bwap_weights_from_capacity(&t->canon, cap, bwapd.matrix->nr_nodes, t->nodes, err, errlen))
 		goto fail;
@@ -633,6 +740,16 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "pid", json_object_new_int(t->pid));
 	json_object_object_add(o, "comm", json_object_new_string(t->comm));
 	json_object_object_add(o, "how", json_object_new_string(t->how));
+	json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+	json_object_object_add(o, "children", json_object_new_boolean(t->follow));
+	if (t->parent)
+		json_object_object_add(o, "parent", json_object_new_int(t->parent));
+	if (t->job >= 0) {
+		json_object_object_add(o, "job", json_object_new_int64(t->job));
+		json_object_object_add(o, "step", t->step >= 0 ? json_object_new_int64(t->step) : NULL);
+		json_object_object_add(o, "task", t->task >= 0 ? json_object_new_int64(t->task) : NULL);
+		json_object_object_add(o, "job_step", json_object_new_string(job_step_str(t, buf, sizeof(buf))));
+	}
 	json_object_object_add(o, "workers",
 			       json_object_new_string(bwap_nodeset_format(t->workers, buf, sizeof(buf))));
 	json_object_object_add(o, "state", json_object_new_string(state_name(t)));
@@ -665,15 +782,19 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	return o;
 }
 
-void status_print(FILE *f, int json)
+void status_print(FILE *f, int json, uid_t uid)
 {
 	double up = now() - bwapd.t_start, cpu = cpu_seconds();
 	struct json_object *root = NULL, *list = NULL;
-	int nr = 0;
+	struct target *t;
+	int nr = 0, others = 0;
 	char buf[256];
 
-	for (int i = 0; i < MAX_TARGETS; i++)
-		nr += bwapd.targets[i].used;
+	/* a user sees their own processes; others' pids and commands are theirs */
+	for_each_target(t, i) {
+		nr++;
+		others += uid != 0 && t->uid != uid;
+	}
 	if (json) {
 		root = json_object_new_object();
 		list = json_object_new_array();
@@ -691,6 +812,10 @@ void status_print(FILE *f, int json)
 				       bwapd.stall_event ? json_object_new_string(bwapd.stall_event->name) : NULL);
 		json_object_object_add(root, "modelled_fallback", json_object_new_boolean(!bwapd.stall_event));
 		json_object_object_add(root, "fallback_reason", json_object_new_string(bwapd.stall_fallback));
+		json_object_object_add(root, "nr_targets", json_object_new_int(nr));
+		json_object_object_add(root, "other_users_targets", json_object_new_int(others));
+		json_object_object_add(root, "max_targets", json_object_new_int(bwapd.conf.max_targets));
+		json_object_object_add(root, "max_targets_per_user", json_object_new_int(bwapd.conf.max_targets_per_user));
 	} else {
 		fprintf(f, "bwapd pid %d, up %.1f s, cpu %.3f s (%.2f%% of one core), %d target%s\n"
 			   "kernel: %s\n"
@@ -702,9 +827,12 @@ void status_print(FILE *f, int json)
 			fprintf(f, "stall event: %s (MEASURED)\n", bwapd.stall_event->name);
 		else
 			fprintf(f, "stall event: none, FALLBACK TO MODELLED for signal = auto: %s\n", bwapd.stall_fallback);
+		fprintf(f, "limits: %d targets, %d per user\n", bwapd.conf.max_targets, bwapd.conf.max_targets_per_user);
+		if (others)
+			fprintf(f, "%d target%s of other users not shown\n", others, others == 1 ? "" : "s");
 	}
-	for (int i = 0; i < MAX_TARGETS; i++) {
-		struct target *t = &bwapd.targets[i];
+	for (int i = 0; i < bwapd.nr_slots; i++) {
+		struct target *t = bwapd.targets[i];
 		struct bwap_pagedist d = { 0 };
 		long tgt[BWAP_MAX_NODES] = { 0 };
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
@@ -712,7 +840,7 @@ void status_print(FILE *f, int json)
 		char err[512];
 		const char *idle;
 
-		if (!t->used)
+		if (!t->used || (uid != 0 && t->uid != uid))
 			continue;
 		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
@@ -744,6 +872,12 @@ void status_print(FILE *f, int json)
 				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
 				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
 				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
+			if (t->job >= 0)
+				fprintf(f, "  slurm job %s task %ld\n", job_step_str(t, buf, sizeof(buf)), t->task);
+			if (t->parent)
+				fprintf(f, "  descendant of target %d\n", t->parent);
+			else if (t->follow)
+				fprintf(f, "  its descendants are targets too\n");
 			if (idle[0])
 				fprintf(f, "  hint: %s\n", idle);
 			if (t->protect_pid)
@@ -792,3 +926,61 @@ void scan_cgroup(void)
 	free(text);
 }
 
+
+/* The children of every thread of pid, appended to kids (up to max); their number. */
+static int children_of(pid_t pid, pid_t *kids, int n, int max)
+{
+	char path[64], *text, *p;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && (de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", pid, de->d_name);
+		text = bwap_read_file(path, NULL);
+		for (p = text; p && *p && n < max;) {
+			long k = strtol(p, &p, 10);
+
+			if (k > 0)
+				kids[n++] = (pid_t)k;
+			p += strspn(p, " \n");
+		}
+		free(text);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+void follow_children(void)
+{
+	struct target *t;
+
+	/* slots may be added while this runs: each new one is itself scanned later in the loop */
+	for (int i = 0; i < bwapd.nr_slots; i++) {
+		pid_t kids[256];
+		char args[256], err[512], ws[128];
+		int n;
+
+		t = bwapd.targets[i];
+		if (!t->used || !t->follow)
+			continue;
+		n = children_of(t->pid, kids, 0, 256);
+		for (int k = 0; k < n; k++) {
+			struct target *parent = bwapd.targets[i];	/* the array may move: look again */
+
+			if (kids[k] == getpid() || find_target(kids[k]))
+				continue;
+			snprintf(args, sizeof(args), " how child parent %d workers %s children 1", parent->pid,
+				 bwap_nodeset_format(parent->workers, ws, sizeof(ws)));
+			if (parent->job >= 0)
+				snprintf(args + strlen(args), sizeof(args) - strlen(args), " job %lld step %lld task %ld",
+					 parent->job, parent->step < 0 ? 0 : parent->step, parent->task < 0 ? 0 : parent->task);
+			if (target_attach(kids[k], args, err, sizeof(err)))
+				logmsg("pid %d: descendant %d not followed: %s", parent->pid, kids[k], err);
+		}
+	}
+}

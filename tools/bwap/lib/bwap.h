@@ -69,6 +69,12 @@ struct bwap_topology {
 
 /* Read /sys/devices/system/node under root (NULL = "/"); 0 or -1 (err set). */
 int bwap_topology_read(struct bwap_topology *t, const char *root, char *err, size_t errlen);
+/*
+ * The memory nodes process pid (0: the caller) may allocate on, its
+ * cpuset's (Mems_allowed_list in /proc/PID/status); 0 if /proc does not
+ * say.  Weights over other nodes would name nodes the kernel skips.
+ */
+bwap_nodeset bwap_mems_allowed(pid_t pid);
 void bwap_topology_print(const struct bwap_topology *t, FILE *f);
 void bwap_topology_print_json(const struct bwap_topology *t, FILE *f);
 struct json_object;

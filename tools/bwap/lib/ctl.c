@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bwap.h"
@@ -26,36 +27,96 @@ char *bwap_ctl_socket_path(const char *state_dir, char *buf, size_t len)
 	return buf;
 }
 
-int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen)
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/*
+ * Connect before deadline (monotonic ms).  The socket is non-blocking: a
+ * unix socket whose listen queue is full (bwapd stopped, or overloaded)
+ * makes a blocking connect() wait without limit; here it says EAGAIN, and
+ * we try again every 10 ms until the deadline.
+ */
+static int connect_by(const char *state_dir, double deadline, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
 	char path[sizeof(sa.sun_path)];
-	int fd;
+	int fd, e;
 
 	bwap_ctl_socket_path(state_dir, path, sizeof(path));
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int e = errno;
+	for (;;) {
+		struct timespec gap = { .tv_nsec = 10 * 1000 * 1000 };
 
-		if (e == EACCES || e == EPERM)
-			snprintf(err, errlen, "cannot reach bwapd at %s: %s (the socket or its directory is "
-				 "not open to this user; ask the administrator, or run as root)", path, strerror(e));
-		else
-			snprintf(err, errlen, "cannot reach bwapd at %s: %s (is bwapd running with "
-				 "--state-dir %s? start it with 'bwapd' or 'systemctl start bwapd')",
-				 path, strerror(e), state_dir);
-		close(fd);
-		errno = e;
-		return -1;
+		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			return fd;
+		e = errno;
+		if (e == EINTR)
+			continue;
+		if ((e != EAGAIN && e != EINPROGRESS) || mono_ms() >= deadline)
+			break;
+		/* the queue is full: a pace for the retries, nothing waits on it */
+		nanosleep(&gap, NULL);
 	}
+	if (e == EAGAIN || e == EINPROGRESS)
+		snprintf(err, errlen, "bwapd at %s takes no connection (its queue is full: is it stopped or "
+			 "overloaded? see its log, or restart it with 'systemctl restart bwapd')", path);
+	else if (e == EACCES || e == EPERM)
+		snprintf(err, errlen, "cannot reach bwapd at %s: %s (the socket or its directory is "
+			 "not open to this user; ask the administrator, or run as root)", path, strerror(e));
+	else
+		snprintf(err, errlen, "cannot reach bwapd at %s: %s (is bwapd running with "
+			 "--state-dir %s? start it with 'bwapd' or 'systemctl start bwapd')",
+			 path, strerror(e), state_dir);
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen)
+{
+	int fd = connect_by(state_dir, mono_ms() + 30000, err, errlen);
+
+	/* callers of this one read and write as they like: blocking */
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
+}
+
+/* Write all of buf before deadline; 0, or -1 (err set). */
+static int send_by(int fd, const char *buf, size_t len, double deadline, char *err, size_t errlen)
+{
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		double left = deadline - mono_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left + 1) == 0) {
+			snprintf(err, errlen, "bwapd did not take the request within its deadline (is it stopped?)");
+			return -1;
+		}
+		n = write(fd, buf, len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "cannot send to bwapd: %s", strerror(errno));
+			return -1;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
 }
 
 char *bwap_ctl_request(const char *state_dir, const char *request, char *err, size_t errlen)
@@ -63,36 +124,51 @@ char *bwap_ctl_request(const char *state_dir, const char *request, char *err, si
 	return bwap_ctl_request_timeout(state_dir, request, 30000, err, errlen);
 }
 
+/*
+ * timeout_ms bounds the whole request, connect to last byte: a bwapd that
+ * is stopped, busy or answers a byte at a time costs its caller no more.
+ */
 char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int timeout_ms,
 			       char *err, size_t errlen)
 {
 	size_t len = strlen(request), cap = 4096, n = 0;
-	char *buf;
-	int fd = bwap_ctl_connect(state_dir, err, errlen);
+	double deadline = mono_ms() + timeout_ms;
+	char *buf, *line;
+	int fd = connect_by(state_dir, deadline, err, errlen);
 
-	if (fd >= 0 && (write(fd, request, len) != (ssize_t)len || write(fd, "\n", 1) != 1)) {
-		snprintf(err, errlen, "cannot send to bwapd: %s", strerror(errno));
-		close(fd);
-		return NULL;
-	} else if (fd >= 0) {
-		shutdown(fd, SHUT_WR);
-	}
 	if (fd < 0)
 		return NULL;
+	line = malloc(len + 2);
+	if (!line) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		return NULL;
+	}
+	memcpy(line, request, len);
+	line[len] = '\n';
+	if (send_by(fd, line, len + 1, deadline, err, errlen)) {
+		free(line);
+		close(fd);
+		return NULL;
+	}
+	free(line);
+	shutdown(fd, SHUT_WR);
 	buf = malloc(cap);
 	while (buf) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		double left = deadline - mono_ms();
 		ssize_t got;
 
-		if (poll(&pfd, 1, timeout_ms) == 0) {
-			snprintf(err, errlen, "no answer from bwapd within %d s", timeout_ms / 1000);
+		if (left <= 0 || poll(&pfd, 1, (int)left + 1) == 0) {
+			snprintf(err, errlen, "no answer from bwapd within %d ms (is it stopped or overloaded? "
+				 "see its log)", timeout_ms);
 			free(buf);
 			close(fd);
 			return NULL;
 		}
 		got = read(fd, buf + n, cap - n - 1);
 
-		if (got < 0 && errno == EINTR)
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (got <= 0)
 			break;

@@ -336,3 +336,25 @@ void bwap_topology_print_json(const struct bwap_topology *t, FILE *f)
 							     JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
 }
+
+bwap_nodeset bwap_mems_allowed(pid_t pid)
+{
+	char path[64], *text, *p, err[128];
+	bwap_nodeset s = 0;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	text = bwap_read_file(path, NULL);
+	p = text ? strstr(text, "\nMems_allowed_list:") : NULL;
+	if (p) {
+		p += strlen("\nMems_allowed_list:");
+		p += strspn(p, " \t");
+		p[strcspn(p, "\n")] = '\0';
+		if (bwap_nodeset_parse(p, &s, err, sizeof(err)))
+			s = 0;
+	}
+	free(text);
+	return s;
+}

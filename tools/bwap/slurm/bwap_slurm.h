@@ -28,6 +28,9 @@ struct bwap_slurm_request {
 	bwap_nodeset nodes;			/* BWAP_SLURM_EXPLICIT: nodes named */
 	unsigned char w[BWAP_MAX_NODES];	/* and their weights, 0..255 */
 	int tune;				/* --bwap-tune (or --bwap=dwp): register with bwapd */
+	/* Slurm's ids, sent to bwapd with the registration (spank.c fills them); job 0: none */
+	long long job, step;
+	long task;
 };
 
 /*
@@ -46,16 +49,46 @@ char *bwap_slurm_request_text(const struct bwap_slurm_request *r, char *buf, siz
 /* What a node without a matrix or without bwapd does (plugstack.conf missing=). */
 enum bwap_slurm_missing { BWAP_MISSING_FAIL, BWAP_MISSING_RUN };
 
-/* The plugstack.conf arguments. */
+#define BWAP_SLURM_MAX_DEFAULTS 16
+
+/* default=PARTITION:VALUE: what jobs of a partition get when they do not give --bwap. */
+struct bwap_slurm_default {
+	char partition[64];			/* "*": every partition without its own */
+	struct bwap_slurm_request r;		/* kind OFF: default=PART:off */
+};
+
+/* The plugstack.conf arguments: the site's policy. */
 struct bwap_slurm_conf {
 	enum bwap_slurm_missing missing;	/* missing=fail (default) or missing=run */
 	char state_dir[512];			/* state_dir=DIR: bwapd's (default /var/lib/bwap) */
 	char matrix[512];			/* matrix=FILE (default STATE_DIR/matrix) */
 	int max_weight;				/* max_weight=N, 1..255 (default 255) */
+	int tune_denied;			/* tune=deny: --bwap-tune refused */
+	int report_stderr;			/* report=stderr: each task's placement line on its stderr */
+	char deny[1024];			/* deny=P,Q: ",P,Q," partitions where --bwap is refused */
+	struct bwap_slurm_default defaults[BWAP_SLURM_MAX_DEFAULTS];
+	int nr_defaults;
 };
 
 /* Parse plugstack.conf's arguments; 0, or -1 with err naming the bad one. */
 int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char *err, size_t errlen);
+/*
+ * Where the bwap.so line with exactly these arguments is: "FILE:LINE"
+ * into where, from the first of files (NULL-ended) that has it; 0, or -1.
+ * Slurm hands a plugin its arguments but not their place.
+ */
+int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len);
+/* A job of partition that gave no --bwap gets the partition's default=; 1 if r was set so. */
+int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
+				 struct bwap_slurm_request *r);
+/*
+ * May this job's request run here?  partition (may be NULL) against
+ * deny=, --bwap-tune against tune=deny and the weights it cannot tune,
+ * mem_bind (srun's SLURM_MEM_BIND_TYPE, may be NULL) against --bwap.
+ * 0, or -1 with what to do in err.
+ */
+int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
+			 const char *partition, const char *mem_bind, char *err, size_t errlen);
 
 /* ---- task.c ----------------------------------------------------------- */
 
@@ -64,9 +97,21 @@ struct bwap_slurm_outcome {
 	enum bwap_kernel_mode kernel;
 	bwap_nodeset workers;
 	struct bwap_weights w;		/* the weights wanted */
+	bwap_nodeset allowed;		/* memory nodes the task's cpuset allows: the weights cover these */
+	char weights[512];		/* "0:5,1:3" */
 	char how[160];			/* what placed the pages: "set_mempolicy2 (own weights)", ... */
 	int registered;			/* bwapd tunes or places this task */
+	int warning;			/* it runs, but not all was done (bwapd did not take it for tuning) */
 };
+
+/*
+ * How long the task waits for bwapd to take it, and slurmstepd for bwapd
+ * to forget a task at its exit (the step's end waits on every task's):
+ * a bwapd that is stopped or stalled costs no more.  bwapd drops an exited
+ * task on its own (pidfd), so a missed detach loses nothing.
+ */
+#define BWAP_SLURM_ATTACH_MS 5000
+#define BWAP_SLURM_DETACH_MS 250
 
 /*
  * In the task, before exec: its worker nodes from its CPU affinity, the

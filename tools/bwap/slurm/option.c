@@ -153,12 +153,9 @@ static int parse_weights(const char *text, struct bwap_slurm_request *r, char *e
 	return -1;
 }
 
-int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen)
+/* Into r, which the caller throws away on error. */
+static int parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen)
 {
-	int tune = r->tune;
-
-	memset(r, 0, sizeof(*r));
-	r->tune = tune;
 	r->kind = BWAP_SLURM_CANONICAL;
 	/*
 	 * sbatch and salloc hand an option given without a value to the
@@ -179,6 +176,22 @@ int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char
 		return -1;
 	}
 	return parse_weights(text, r, err, errlen);
+}
+
+int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen)
+{
+	struct bwap_slurm_request tmp;
+
+	/* a temporary: a bad value ("5:3:x") leaves r as it was, never half-parsed */
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.tune = r->tune;
+	tmp.job = r->job;
+	tmp.step = r->step;
+	tmp.task = r->task;
+	if (parse_option(text, &tmp, err, errlen))
+		return -1;
+	*r = tmp;
+	return 0;
 }
 
 char *bwap_slurm_request_text(const struct bwap_slurm_request *r, char *buf, size_t len)
@@ -208,6 +221,17 @@ char *bwap_slurm_request_text(const struct bwap_slurm_request *r, char *buf, siz
 	return buf;
 }
 
+/* A partition list "a,b": names of letters, digits, '-', '_', '.', no empty item. */
+static int partition_list_bad(const char *v)
+{
+	if (!*v || *v == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+		return 1;
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && !strchr("-_.,", *v))
+			return 1;
+	return 0;
+}
+
 /* key=value with value copied into out; 1 if arg is that key, -1 if too long. */
 static int conf_value(const char *arg, const char *key, char *out, size_t outlen)
 {
@@ -235,39 +259,204 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 
 		if ((r = conf_value(a, "missing", val, sizeof(val)))) {
 			if (r < 0 || (strcmp(val, "fail") && strcmp(val, "run"))) {
-				snprintf(err, errlen, "plugstack.conf: '%s': missing= takes fail or run", a);
+				snprintf(err, errlen, "'%s': missing= takes fail or run", a);
 				return -1;
 			}
 			c->missing = strcmp(val, "run") ? BWAP_MISSING_FAIL : BWAP_MISSING_RUN;
 		} else if ((r = conf_value(a, "state_dir", c->state_dir, sizeof(c->state_dir)))) {
 			if (r < 0 || c->state_dir[0] != '/') {
-				snprintf(err, errlen, "plugstack.conf: '%s': state_dir= takes an absolute path", a);
+				snprintf(err, errlen, "'%s': state_dir= takes an absolute path", a);
 				return -1;
 			}
 		} else if ((r = conf_value(a, "matrix", c->matrix, sizeof(c->matrix)))) {
 			if (r < 0 || c->matrix[0] != '/') {
-				snprintf(err, errlen, "plugstack.conf: '%s': matrix= takes an absolute path", a);
+				snprintf(err, errlen, "'%s': matrix= takes an absolute path", a);
 				return -1;
 			}
 		} else if ((r = conf_value(a, "max_weight", val, sizeof(val)))) {
 			long v = r < 0 ? -1 : whole_number(val, strlen(val), 1, 255);
 
 			if (v < 1 || v > 255) {
-				snprintf(err, errlen, "plugstack.conf: '%s': max_weight= takes a whole number from 1 to 255",
+				snprintf(err, errlen, "'%s': max_weight= takes a whole number from 1 to 255",
 					 a);
 				return -1;
 			}
 			c->max_weight = (int)v;
+		} else if ((r = conf_value(a, "tune", val, sizeof(val)))) {
+			if (r < 0 || (strcmp(val, "allow") && strcmp(val, "deny"))) {
+				snprintf(err, errlen, "'%s': tune= takes allow or deny", a);
+				return -1;
+			}
+			c->tune_denied = !strcmp(val, "deny");
+		} else if ((r = conf_value(a, "report", val, sizeof(val)))) {
+			if (r < 0 || (strcmp(val, "log") && strcmp(val, "stderr"))) {
+				snprintf(err, errlen, "'%s': report= takes log or stderr", a);
+				return -1;
+			}
+			c->report_stderr = !strcmp(val, "stderr");
+		} else if ((r = conf_value(a, "deny", val, sizeof(val)))) {
+			if (r < 0 || partition_list_bad(val)) {
+				snprintf(err, errlen, "'%s': deny= takes partition names separated by commas, "
+					 "e.g. deny=debug,short", a);
+				return -1;
+			}
+			if (strlen(c->deny) + strlen(val) + 2 >= sizeof(c->deny)) {
+				snprintf(err, errlen, "'%s': the deny= lists are longer than %zu characters in all", a,
+					 sizeof(c->deny) - 2);
+				return -1;
+			}
+			/* ",a,b," so that a name is found whole */
+			if (!c->deny[0])
+				strcat(c->deny, ",");
+			strcat(c->deny, val);
+			strcat(c->deny, ",");
+		} else if ((r = conf_value(a, "default", val, sizeof(val)))) {
+			char *colon = r > 0 ? strchr(val, ':') : NULL;
+			struct bwap_slurm_default *d;
+			char why[400];
+
+			if (!colon || colon == val || colon - val >= (long)sizeof(d->partition) ||
+			    partition_list_bad((*colon = '\0', val)) || strchr(val, ',')) {
+				snprintf(err, errlen, "'%s': default= takes PARTITION:VALUE, e.g. default=big:canonical "
+					 "(VALUE as --bwap takes it, or off)", a);
+				return -1;
+			}
+			if (c->nr_defaults == BWAP_SLURM_MAX_DEFAULTS) {
+				snprintf(err, errlen, "'%s': more than %d default= arguments", a, BWAP_SLURM_MAX_DEFAULTS);
+				return -1;
+			}
+			d = &c->defaults[c->nr_defaults];
+			memset(d, 0, sizeof(*d));
+			memcpy(d->partition, val, colon - val);	/* checked shorter above */
+			if (!strcmp(colon + 1, "off")) {
+				d->r.kind = BWAP_SLURM_OFF;
+			} else if (bwap_slurm_parse_option(colon + 1, &d->r, why, sizeof(why))) {
+				snprintf(err, errlen, "'%s': %s", a, why);
+				return -1;
+			}
+			c->nr_defaults++;
 		} else {
-			snprintf(err, errlen, "plugstack.conf: unknown argument '%s' (bwap.so takes missing=fail|run, "
-				 "state_dir=DIR, matrix=FILE, max_weight=N)", a);
+			snprintf(err, errlen, "unknown argument '%s' (bwap.so takes missing=fail|run, state_dir=DIR, "
+				 "matrix=FILE, max_weight=N, tune=allow|deny, deny=PARTITION,..., "
+				 "default=PARTITION:VALUE, report=log|stderr)", a);
 			return -1;
 		}
 	}
 	if (!c->matrix[0] && snprintf(c->matrix, sizeof(c->matrix), "%s/matrix", c->state_dir) >=
 	    (int)sizeof(c->matrix)) {
-		snprintf(err, errlen, "plugstack.conf: state_dir= is too long");
+		snprintf(err, errlen, "state_dir= is too long");
 		return -1;
 	}
 	return 0;
+}
+
+/* Is partition one of deny=? */
+static int denied(const struct bwap_slurm_conf *c, const char *partition)
+{
+	char want[80];
+
+	if (!c->deny[0] || !partition || !*partition || strlen(partition) > 64)
+		return 0;
+	snprintf(want, sizeof(want), ",%s,", partition);
+	return strstr(c->deny, want) != NULL;
+}
+
+int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
+				 struct bwap_slurm_request *r)
+{
+	if (r->kind != BWAP_SLURM_OFF || !partition)
+		return 0;
+	for (int i = 0; i < c->nr_defaults; i++)
+		if (!strcmp(c->defaults[i].partition, partition) || !strcmp(c->defaults[i].partition, "*")) {
+			long long job = r->job, step = r->step;
+			long task = r->task;
+
+			*r = c->defaults[i].r;
+			r->job = job;
+			r->step = step;
+			r->task = task;
+			return r->kind != BWAP_SLURM_OFF;
+		}
+	return 0;
+}
+
+/* SLURM_MEM_BIND_TYPE / SLURM_MEM_BIND as srun exports them: does it bind memory? */
+static int binds_memory(const char *v)
+{
+	static const char *const kinds[] = { "local", "map_mem", "mask_mem", "rank", "prefer", NULL };
+
+	for (int i = 0; v && kinds[i]; i++)
+		if (strstr(v, kinds[i]))
+			return 1;
+	return 0;
+}
+
+int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
+			 const char *partition, const char *mem_bind, char *err, size_t errlen)
+{
+	char what[256];
+
+	if (r->kind == BWAP_SLURM_OFF)
+		return 0;
+	if (r->tune && (r->kind == BWAP_SLURM_EXPLICIT || r->kind == BWAP_SLURM_DWP)) {
+		snprintf(err, errlen, "--bwap-tune cannot be combined with these weights (%s): bwapd tunes from the "
+			 "canonical weights; give --bwap --bwap-tune, or drop --bwap-tune to keep these weights",
+			 bwap_slurm_request_text(r, what, sizeof(what)));
+		return -1;
+	}
+	if (r->tune && c->tune_denied) {
+		snprintf(err, errlen, "--bwap-tune is not offered on this cluster (plugstack.conf: tune=deny); "
+			 "give --bwap without it, or ask the administrator");
+		return -1;
+	}
+	if (denied(c, partition)) {
+		snprintf(err, errlen, "--bwap is not offered in partition %s (plugstack.conf: deny=); run without "
+			 "--bwap there, or in another partition", partition);
+		return -1;
+	}
+	if (binds_memory(mem_bind)) {
+		snprintf(err, errlen, "--mem-bind=%s and --bwap both place the job's memory, and only one can; "
+			 "give --mem-bind or --bwap, not both", mem_bind);
+		return -1;
+	}
+	return 0;
+}
+
+int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len)
+{
+	for (int f = 0; files && files[f]; f++) {
+		FILE *in = fopen(files[f], "r");
+		char line[4096];
+		int lineno = 0;
+
+		while (in && fgets(line, sizeof(line), in)) {
+			char *tok[64], *save = NULL, *p;
+			int n = 0, found = -1;
+
+			lineno++;
+			line[strcspn(line, "#\n")] = '\0';
+			for (p = strtok_r(line, " \t", &save); p && n < 64; p = strtok_r(NULL, " \t", &save))
+				tok[n++] = p;
+			/* required|optional PATH ARGS...: PATH ends in bwap.so and ARGS are argv */
+			for (int i = 0; i < n && found < 0; i++) {
+				size_t l = strlen(tok[i]);
+
+				if (l >= 7 && !strcmp(tok[i] + l - 7, "bwap.so"))
+					found = i + 1;
+			}
+			if (found < 0 || n - found != argc)
+				continue;
+			for (int i = 0; i < argc && found >= 0; i++)
+				if (strcmp(tok[found + i], argv[i]))
+					found = -1;
+			if (found >= 0) {
+				snprintf(where, len, "%s:%d", files[f], lineno);
+				fclose(in);
+				return 0;
+			}
+		}
+		if (in)
+			fclose(in);
+	}
+	return -1;
 }

@@ -13,7 +13,15 @@
  * policy's weights (N is a multiple of their sum, so where in the
  * interleave cycle the buffer starts does not matter); under plain
  * interleave (portable mode) bwapd moves the pages, so check waits for a
- * command.  With --hold it then answers lines on stdin (srun --input=all
+ * command, or with --self-check asks bwapd itself: it waits for a push
+ * of bwapd's after the buffer was faulted ("wait PID pushes N+1", N the
+ * pushes so far), takes the DWP and weights bwapd pushed from the reply,
+ * counts the buffer again and prints
+ *   selfcheck pid=P dwp=D weights=W0,W1,... check=PASS|FAIL counts=...
+ *             expected=... maxdiff=PAGES
+ * (so that every task of a 128-task job, or of a batch or salloc step,
+ * is checked page by page without a round trip to the test).
+ * With --hold it then answers lines on stdin (srun --input=all
  * gives every task the same lines):
  *   check PID W0,W1,...  the task PID: are its pages exactly the shares of these weights?
  *   quit                 exit 0 (as does the end of stdin)
@@ -35,6 +43,7 @@
 #define MODE_WEIGHTED_INTERLEAVE 6
 
 static char *buf;
+static const char *state_dir = BWAP_STATE_DIR;
 static long npages, psz;
 static int nr_nodes;
 
@@ -140,9 +149,63 @@ static const char *mode_name(int mode)
 	return mode >= 0 && mode <= 6 ? names[mode] : "other";
 }
 
+/* --self-check: after bwapd's second push, the buffer at the shares of what it pushed. */
+static int self_check(void)
+{
+	char req[64], err[512], *reply, *p, etext[512], ctext[512], wtext[512];
+	int w[MAX_NODES] = { 0 }, nw = 0;
+	long per[MAX_NODES], maxdiff = 0, t[MAX_NODES];
+	unsigned char wb[MAX_NODES] = { 0 };
+	double dwp = -1;
+
+	/*
+	 * A push after the buffer was faulted: under load the exec and the
+	 * faults can come after bwapd's second push, whose reply would then
+	 * describe pages placed before the buffer existed.  So: how many
+	 * pushes so far (at least the start), then wait for one more.
+	 */
+	snprintf(req, sizeof(req), "wait %d pushes 1", (int)getpid());
+	reply = bwap_ctl_request_timeout(state_dir, req, 600000, err, sizeof(err));
+	if (reply && (p = strstr(reply, " pushes ")) && atol(p + 8) > 0) {
+		snprintf(req, sizeof(req), "wait %d pushes %ld", (int)getpid(), atol(p + 8) + 1);
+		free(reply);
+		reply = bwap_ctl_request_timeout(state_dir, req, 600000, err, sizeof(err));
+	}
+	if (!reply || strncmp(reply, "ok\npushed pid ", 14) || !(p = strstr(reply, " weights "))) {
+		printf("selfcheck pid=%d check=FAIL why=%s\n", (int)getpid(), reply ? "unexpected-reply" : "no-bwapd");
+		fprintf(stderr, "bwap-slurm-probe: wait for bwapd's push: %s\n", reply ? reply : err);
+		free(reply);
+		return 1;
+	}
+	sscanf(strstr(reply, " dwp "), " dwp %lf", &dwp);
+	p += strlen(" weights ");
+	snprintf(wtext, sizeof(wtext), "%.*s", (int)strcspn(p, "\n"), p);
+	while (*p && *p != '\n' && nw < MAX_NODES) {
+		w[nw++] = strtol(p, &p, 10);
+		if (*p != ',')
+			break;
+		p++;
+	}
+	free(reply);
+	if (count(per))
+		return 1;
+	for (int i = 0; i < MAX_NODES; i++)
+		wb[i] = w[i];
+	bwap_largest_remainder(npages, wb, per, MAX_NODES, t);
+	for (int i = 0; i < MAX_NODES; i++)
+		if (labs(per[i] - t[i]) > maxdiff)
+			maxdiff = labs(per[i] - t[i]);
+	counts_text(per, ctext, sizeof(ctext));
+	printf("selfcheck pid=%d dwp=%.3f weights=%s check=%s counts=%s", (int)getpid(), dwp, wtext,
+	       check(w, per, etext, sizeof(etext)), ctext);
+	printf(" expected=%s maxdiff=%ld\n", etext, maxdiff);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int hold = 0, mode, w[MAX_NODES];
+	int hold = 0, self = 0, mode, w[MAX_NODES];
 	long want = 1000, per[MAX_NODES], sum = 0;
 	char how[64], wtext[512], ctext[512], etext[512], cpus[256], workers[256], line[512];
 	const char *task = getenv("SLURM_PROCID");
@@ -154,8 +217,12 @@ int main(int argc, char **argv)
 			want = atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--hold")) {
 			hold = 1;
+		} else if (!strcmp(argv[i], "--self-check")) {
+			self = 1;
+		} else if (!strcmp(argv[i], "--state-dir") && i + 1 < argc) {
+			state_dir = argv[++i];
 		} else {
-			fprintf(stderr, "usage: bwap-slurm-probe [--pages N] [--hold]\n");
+			fprintf(stderr, "usage: bwap-slurm-probe [--pages N] [--self-check [--state-dir DIR]] [--hold]\n");
 			return 2;
 		}
 	}
@@ -221,6 +288,9 @@ int main(int argc, char **argv)
 		printf(" expected=%s", etext);
 	printf("\n");
 	fflush(stdout);
+	/* portable mode: bwapd moves the pages; a task bwapd does not place has nothing to wait for */
+	if (self && mode == 3 && self_check())
+		return 1;
 	while (hold && fgets(line, sizeof(line), stdin)) {
 		int pid, nw = 0;
 		char *p;

@@ -2,14 +2,24 @@
 /*
  * bwap.so, the SPANK glue: the --bwap and --bwap-tune options of srun,
  * sbatch and salloc, checked where the user types them (so srun refuses a
- * bad value before the job starts), and in slurmstepd the per-task hooks:
+ * bad value before the job starts) and again in slurmstepd, where
+ * slurm_spank_init_post_opt fails the step before any task runs if the
+ * request cannot be honoured here; then the per-task hooks:
  * slurm_spank_task_init (in the task, after Slurm bound its CPUs and
- * before exec) places it, slurm_spank_task_exit (in slurmstepd) makes
- * bwapd forget it.  The work is in task.c, the parsing in option.c.
+ * memory and before exec) places it, slurm_spank_task_exit (in
+ * slurmstepd) makes bwapd forget it.  The work is in task.c, the parsing
+ * and the site's policy in option.c.
+ *
+ * Nothing here can fail in slurmd's own context: a bad plugstack.conf
+ * line is remembered, logged, and fails only the jobs that ask for
+ * --bwap, with the file and line named on each task's stderr.
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
@@ -19,17 +29,30 @@ SPANK_PLUGIN(bwap, 1);
 
 /*
  * Set by the option callbacks, which run in srun/sbatch and again in
- * slurmstepd before it forks the tasks, so every task sees them.
+ * slurmstepd before it forks the tasks, so every task sees them.  A bad
+ * value is kept in request_err (the request itself stays as it was) and
+ * fails the job in init_post_opt: Slurm only logs a failed option
+ * callback in slurmstepd, and the value can come from the job's
+ * environment (sbatch's, or another host's srun) unchecked.
  */
 static struct bwap_slurm_request request;
+static char request_err[640];
 static struct bwap_slurm_conf conf;
+static char conf_err[1500];
+static char job_err[1024];	/* slurmstepd: this job may not have --bwap here (task_init says why) */
+
+/* Where Slurm's plugstack files are, to name the bad line (Debian's paths). */
+static const char *const plugstack_files[] = {
+	"/etc/slurm/plugstack.conf.d/bwap.conf", "/etc/slurm/plugstack.conf", NULL
+};
 
 static int take_bwap(int val, const char *optarg, int remote)
 {
 	char err[512];
 
 	if (bwap_slurm_parse_option(optarg, &request, err, sizeof(err))) {
-		slurm_error("bwap: --bwap=%s: %s", optarg ? optarg : "", err);
+		snprintf(request_err, sizeof(request_err), "--bwap=%s: %s", optarg ? optarg : "", err);
+		slurm_error("bwap: %s", request_err);
 		return -1;
 	}
 	return 0;
@@ -56,61 +79,158 @@ static struct spank_option options[] = {
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	char err[512];
+	char err[768], where[600];
 
 	if (bwap_slurm_parse_conf(ac, av, &conf, err, sizeof(err))) {
-		slurm_error("bwap: %s", err);
-		return -1;
+		if (bwap_slurm_conf_locate(plugstack_files, ac, av, where, sizeof(where)))
+			snprintf(where, sizeof(where), "plugstack.conf, the bwap.so line");
+		snprintf(conf_err, sizeof(conf_err), "%s: %s; jobs with --bwap fail until it is fixed "
+			 "(slurm-bwap(8) lists the arguments)", where, err);
+		/* logged once where it is read; slurmd goes on, jobs without --bwap too */
+		slurm_error("bwap: %s", conf_err);
+		/* keep the defaults, so that the options below still mean something */
+		bwap_slurm_parse_conf(0, NULL, &conf, err, sizeof(err));
 	}
+	/* slurmd and the prolog/epilog take no options */
+	if (spank_context() == S_CTX_SLURMD || spank_context() == S_CTX_JOB_SCRIPT)
+		return 0;
 	for (struct spank_option *o = options; o->name; o++)
 		if (spank_option_register(sp, o) != ESPANK_SUCCESS) {
-			slurm_error("bwap: cannot register --%s", o->name);
-			return -1;
+			/* srun would go on without --bwap: say so, do not stop everyone's jobs */
+			slurm_error("bwap: cannot register --%s; --bwap is not offered", o->name);
+			return 0;
 		}
 	return 0;
 }
 
+/* A variable of the job's environment (remote) or of srun's own (local); NULL if unset. */
+static const char *job_env(spank_t sp, const char *name, char *buf, int len)
+{
+	if (spank_remote(sp))
+		return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? buf : NULL;
+	return getenv(name);
+}
+
 /*
- * After every option: bwapd starts the tasks it tunes at canonical
- * weights, so --bwap-tune with explicit weights or a fixed DWP is refused
- * here (srun and sbatch stop before the job is submitted).
+ * After every option, in srun/sbatch/salloc and again in slurmstepd:
+ * everything that would stop the job is decided here, before any task
+ * runs.  In slurmstepd an error fails the step.
  */
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	char what[256];
+	char err[1024], part[128], bind[256];
+	const char *partition, *mem_bind;
 
-	if (!request.tune || (request.kind != BWAP_SLURM_EXPLICIT && request.kind != BWAP_SLURM_DWP))
+	if (spank_context() != S_CTX_LOCAL && spank_context() != S_CTX_REMOTE &&
+	    spank_context() != S_CTX_ALLOCATOR)
 		return 0;
-	slurm_error("bwap: --bwap-tune cannot be combined with these weights (%s): bwapd tunes from the canonical weights; "
-		    "give --bwap --bwap-tune, or drop --bwap-tune to keep these weights",
-		    bwap_slurm_request_text(&request, what, sizeof(what)));
-	return -1;
+	if (request_err[0]) {
+		slurm_error("bwap: %s", request_err);
+		return -1;
+	}
+	partition = job_env(sp, "SLURM_JOB_PARTITION", part, sizeof(part));
+	if (spank_remote(sp) && bwap_slurm_partition_default(&conf, partition, &request))
+		slurm_verbose("bwap: partition %s: --bwap by default (plugstack.conf: default=)", partition);
+	if (request.kind == BWAP_SLURM_OFF)
+		return 0;
+	/*
+	 * A bad plugstack line: srun refuses at once; in slurmstepd each
+	 * task does (task_init), because its stderr is where the user reads
+	 * why, and slurmstepd's error only reaches the node's log.
+	 */
+	if (conf_err[0] && !spank_remote(sp)) {
+		slurm_error("bwap: %s", conf_err);
+		return -1;
+	}
+	mem_bind = job_env(sp, "SLURM_MEM_BIND_TYPE", bind, sizeof(bind));
+	if (bwap_slurm_job_check(&request, &conf, partition, mem_bind, err, sizeof(err))) {
+		slurm_error("bwap: %s", err);
+		/*
+		 * In slurmstepd each task says it on its stderr and fails
+		 * (task_init), before the program runs: slurmstepd's own error
+		 * reaches only the node's log, and srun would say no more than
+		 * "Plugin initialization failed".
+		 */
+		if (!spank_remote(sp))
+			return -1;
+		snprintf(job_err, sizeof(job_err), "%s", err);
+	}
+	return 0;
+}
+
+/* BWAP_* in the task's environment: what it got, for the program and its scripts. */
+static void export_outcome(spank_t sp, const struct bwap_slurm_outcome *o, int r, const char *msg)
+{
+	char buf[160];
+
+	if (r == 0) {
+		spank_setenv(sp, "BWAP_WEIGHTS", o->weights, 1);
+		spank_setenv(sp, "BWAP_WORKERS", bwap_nodeset_format(o->workers, buf, sizeof(buf)), 1);
+		spank_setenv(sp, "BWAP_ALLOWED_NODES", bwap_nodeset_format(o->allowed, buf, sizeof(buf)), 1);
+		spank_setenv(sp, "BWAP_KERNEL", bwap_kernel_mode_name(o->kernel), 1);
+		spank_setenv(sp, "BWAP_PLACEMENT", o->how, 1);
+		/* bwapd searches the DWP of every task it has, placed (portable) or not */
+		spank_setenv(sp, "BWAP_TUNED", o->registered ? "1" : "0", 1);
+	} else {
+		/* missing=run: the task runs untouched, and can tell */
+		spank_setenv(sp, "BWAP_PLACEMENT", "none", 1);
+	}
+	spank_setenv(sp, "BWAP_MESSAGE", msg, 1);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	struct bwap_slurm_outcome out;
+	struct bwap_slurm_request r = request;
+	uint32_t job = 0, step = 0, task = 0;
 	char msg[2048];
-	int r;
+	int ret;
 
-	if (!spank_remote(sp) || request.kind == BWAP_SLURM_OFF)
+	if (!spank_remote(sp) || r.kind == BWAP_SLURM_OFF)
 		return 0;
-	r = bwap_slurm_task_apply(&request, &conf, &out, msg, sizeof(msg));
-	/* the task's stderr is the job's: the user sees what each task got */
-	fprintf(stderr, "%s\n", msg);
-	fflush(stderr);
-	return r < 0 ? -1 : 0;
+	/* a bad value failed the step in init_post_opt already; a bad plugstack line or policy fails here */
+	if (request_err[0] || conf_err[0] || job_err[0]) {
+		char host[64] = "?";
+
+		gethostname(host, sizeof(host) - 1);
+		fprintf(stderr, "bwap: %s: %s\n", host, request_err[0] ? request_err : conf_err[0] ? conf_err : job_err);
+		return -1;
+	}
+	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
+	    spank_get_item(sp, S_TASK_GLOBAL_ID, &task) == ESPANK_SUCCESS) {
+		r.job = job;
+		r.step = step;
+		r.task = task;
+	}
+	ret = bwap_slurm_task_apply(&r, &conf, &out, msg, sizeof(msg));
+	export_outcome(sp, &out, ret, msg);
+	/*
+	 * What went wrong, or was only half done, the user must see: the
+	 * task's stderr is the job's.  A placement that went as asked goes
+	 * to slurmstepd's log (one line per task is noise at 10,000 tasks),
+	 * and to stderr with report=stderr; BWAP_* says it to the task.
+	 */
+	if (ret != 0 || out.warning || conf.report_stderr) {
+		fprintf(stderr, "%s\n", msg);
+		fflush(stderr);
+	}
+	if (ret < 0)
+		slurm_error("%s", msg);
+	else
+		slurm_verbose("%s", msg);
+	return ret < 0 ? -1 : 0;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	pid_t pid;
 
-	if (!spank_remote(sp) || request.kind == BWAP_SLURM_OFF)
+	if (!spank_remote(sp) || request.kind == BWAP_SLURM_OFF || request_err[0] || conf_err[0] || job_err[0])
 		return 0;
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS)
 		return 0;
-	/* only tasks bwapd tunes or places were registered */
+	/* only tasks bwapd tunes or places were registered; at most BWAP_SLURM_DETACH_MS each */
 	if (request.tune || bwap_kernel_mode() != BWAP_KERNEL_SERIES)
 		bwap_slurm_task_forget(&conf, pid);
 	return 0;

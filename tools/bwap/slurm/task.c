@@ -13,6 +13,12 @@
  * Explicit weights cannot go through bwapd (it starts every target at
  * canonical weights), so on a stock kernel they need an equal global
  * table.  Everything goes through libbwap, as bwapctl run does.
+ *
+ * Slurm's decisions come first: the weights cover only the nodes the
+ * task's cpuset allows (Mems_allowed), so the shares reported are the
+ * ones the kernel gives; a memory policy the task already has (task/
+ * affinity applies --mem-bind before task_init) is never replaced, and
+ * nothing here ever resets a policy to MPOL_DEFAULT.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +47,34 @@ static bwap_nodeset workers_from_affinity(const struct bwap_topology *t)
 					w |= BWAP_NODE_BIT(n);
 	CPU_FREE(set);
 	return w;
+}
+
+static const char *policy_name(int mode)
+{
+	static const char *const names[] = { "MPOL_DEFAULT", "MPOL_PREFERRED", "MPOL_BIND", "MPOL_INTERLEAVE",
+					     "MPOL_LOCAL", "MPOL_PREFERRED_MANY", "MPOL_WEIGHTED_INTERLEAVE" };
+
+	return mode >= 0 && mode < (int)(sizeof(names) / sizeof(names[0])) ? names[mode] : "a memory policy";
+}
+
+/* The calling task's policy (get_mempolicy): its mode, and its nodes into buf. */
+static int own_policy(char *buf, size_t len)
+{
+	/* room for every node the kernel may have (get_mempolicy wants maxnode >= nr_node_ids) */
+	unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
+	bwap_nodeset s = 0;
+	int mode = 0;
+
+	if (syscall(SYS_get_mempolicy, &mode, mask, 1024UL, NULL, 0UL))
+		return -1;
+	for (int n = 0; n < BWAP_MAX_NODES; n++)
+		if (mask[n / (8 * sizeof(unsigned long))] & (1UL << (n % (8 * sizeof(unsigned long)))))
+			s |= BWAP_NODE_BIT(n);
+	if (s)
+		bwap_nodeset_format(s, buf, len);
+	else
+		snprintf(buf, len, "local");
+	return mode;
 }
 
 /* The global table equals w over w's nodes, in ratio (mode 6 then gives exactly w's shares). */
@@ -76,9 +110,10 @@ static void weights_text(const struct bwap_weights *w, char *buf, size_t len)
 
 /* Explicit weights as a bwap_weights over the nodes with a non-zero weight. */
 static int explicit_weights(const struct bwap_slurm_request *r, const struct bwap_topology *t,
-			    struct bwap_weights *w, char *err, size_t errlen)
+			    bwap_nodeset allowed, struct bwap_weights *w, char *err, size_t errlen)
 {
 	char buf[256], have[256];
+	bwap_nodeset outside = r->nodes & ~allowed;
 
 	if (r->nodes & ~t->has_memory) {
 		snprintf(err, errlen, "--bwap names node%s %s, which this machine does not have as memory nodes "
@@ -86,6 +121,16 @@ static int explicit_weights(const struct bwap_slurm_request *r, const struct bwa
 			 bwap_nodeset_count(r->nodes & ~t->has_memory) > 1 ? "s" : "",
 			 bwap_nodeset_format(r->nodes & ~t->has_memory, buf, sizeof(buf)),
 			 bwap_nodeset_format(t->has_memory, have, sizeof(have)));
+		return -1;
+	}
+	/* a weight of 0 names a node without asking for pages there */
+	for (int i = 0; i < BWAP_MAX_NODES; i++)
+		if (bwap_nodeset_has(outside, i) && !r->w[i])
+			outside &= ~BWAP_NODE_BIT(i);
+	if (outside) {
+		snprintf(err, errlen, "--bwap names node%s %s, which this task's cpuset does not allow (it may use "
+			 "%s, cpuset.mems); give weights for those nodes only", bwap_nodeset_count(outside) > 1 ? "s" : "",
+			 bwap_nodeset_format(outside, buf, sizeof(buf)), bwap_nodeset_format(allowed, have, sizeof(have)));
 		return -1;
 	}
 	memset(w, 0, sizeof(*w));
@@ -112,8 +157,9 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 {
 	struct bwap_topology *t = malloc(sizeof(*t));
 	struct bwap_matrix *m = malloc(sizeof(*m));
-	char host[64] = "?", err[1024], what[1400], ws[512], wk[128];
-	int portable = 0, ret = -1;
+	char host[64] = "?", err[1024], what[1400], ws[512], wk[128], al[128], pn[128], note[1700] = "";
+	int portable = 0, ret = -1, mode;
+	bwap_nodeset allowed;
 
 	memset(o, 0, sizeof(*o));
 	gethostname(host, sizeof(host) - 1);
@@ -121,7 +167,16 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 		snprintf(msg, msglen, "bwap: %s: out of memory", host);
 		goto out;
 	}
-	if (bwap_topology_read(t, NULL, err, sizeof(err))) {
+	/* A binding the task already has is Slurm's (--mem-bind) or its launcher's: never replaced. */
+	mode = own_policy(pn, sizeof(pn));
+	if (mode > 0) {
+		snprintf(msg, msglen, "bwap: %s: the task already has a memory binding (%s over nodes %s, from "
+			 "--mem-bind or its launcher) that --bwap would replace; the task does not run: give "
+			 "--mem-bind or --bwap, not both", host, policy_name(mode), pn);
+		goto out;
+	}
+	/* BWAP_SYSFS_ROOT: another machine's sysfs, for the tests, as bwapctl and bwapd take it */
+	if (bwap_topology_read(t, getenv("BWAP_SYSFS_ROOT"), err, sizeof(err))) {
 		snprintf(msg, msglen, "bwap: %s: %s", host, err);
 		goto out;
 	}
@@ -131,8 +186,17 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 		snprintf(msg, msglen, "bwap: %s: cannot tell the task's worker nodes from its CPU affinity", host);
 		goto out;
 	}
+	/* the kernel gives pages only on the cpuset's nodes: the weights are over those */
+	allowed = bwap_mems_allowed(0);
+	allowed = allowed ? allowed & t->has_memory : t->has_memory;
+	o->allowed = allowed;
+	bwap_nodeset_format(allowed, al, sizeof(al));
+	if (!allowed) {
+		snprintf(msg, msglen, "bwap: %s: the task's cpuset allows no memory node of this machine", host);
+		goto out;
+	}
 	if (r->kind == BWAP_SLURM_EXPLICIT) {
-		if (explicit_weights(r, t, &o->w, err, sizeof(err))) {
+		if (explicit_weights(r, t, allowed, &o->w, err, sizeof(err))) {
 			snprintf(msg, msglen, "bwap: %s: %s", host, err);
 			goto out;
 		}
@@ -146,8 +210,8 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 			goto out;
 		}
 		if (bwap_matrix_load(m, c->matrix, err, sizeof(err)) ||
-		    bwap_canonical_capacity(m, o->workers, t->has_memory, cap, err, sizeof(err)) ||
-		    bwap_weights_from_capacity(&o->w, cap, m->nr_nodes, t->has_memory, err, sizeof(err))) {
+		    bwap_canonical_capacity(m, o->workers, allowed, cap, err, sizeof(err)) ||
+		    bwap_weights_from_capacity(&o->w, cap, m->nr_nodes, allowed, err, sizeof(err))) {
 			snprintf(msg, msglen, "bwap: %s: %s", host, err);
 			goto out;
 		}
@@ -156,6 +220,7 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 		bwap_weights_quantise(&o->w, c->max_weight, 0.005);
 	}
 	weights_text(&o->w, ws, sizeof(ws));
+	snprintf(o->weights, sizeof(o->weights), "%s", ws);
 	bwap_nodeset_format(o->workers, wk, sizeof(wk));
 
 	if (o->kernel == BWAP_KERNEL_SERIES) {
@@ -175,38 +240,45 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 	}
 
 	/*
-	 * A stock kernel's task registers with bwapd before its policy is set,
-	 * so that a node without bwapd leaves it untouched with missing=run.
-	 * On the BWAP series the policy comes first: bwapd's first push
-	 * (process_mpol_reweight) must find it; without bwapd it is undone.
+	 * Portable mode needs bwapd before anything changes, so that a node
+	 * without it leaves the task untouched with missing=run.  On the BWAP
+	 * series the policy comes first: bwapd's first push
+	 * (process_mpol_reweight) must find it.  Tuning is a bonus: if bwapd
+	 * does not take the task, it keeps these weights and is told so.
 	 */
 	if (o->kernel == BWAP_KERNEL_SERIES && bwap_set_own_weights(&o->w)) {
 		snprintf(msg, msglen, "bwap: %s: set_mempolicy2 failed: %s", host, strerror(errno));
 		goto out;
 	}
 	if (r->tune || portable) {
-		char req[256], *reply;
+		char req[320], ids[96] = "", *reply;
+		const char *pre = "";
 
-		snprintf(req, sizeof(req), "attach %d how slurm workers %s", (int)getpid(), wk);
-		reply = bwap_ctl_request_timeout(c->state_dir, req, 10000, err, sizeof(err));
-		if (!reply || strncmp(reply, "ok\n", 3)) {
-			if (o->kernel == BWAP_KERNEL_SERIES)
-				syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
+		if (r->job > 0)
+			snprintf(ids, sizeof(ids), " job %lld step %lld task %ld", r->job, r->step, r->task);
+		/* children 1: what the task starts (a wrapper's program, mpirun's ranks) is placed too */
+		snprintf(req, sizeof(req), "attach %d how slurm workers %s children 1%s", (int)getpid(), wk, ids);
+		reply = bwap_ctl_request_timeout(c->state_dir, req, BWAP_SLURM_ATTACH_MS, err, sizeof(err));
+		if (reply && strncmp(reply, "ok\n", 3)) {
+			reply[strcspn(reply, "\n")] = '\0';
+			snprintf(err, sizeof(err), "%s", reply);
+			free(reply);
+			reply = NULL;
+			pre = "did not take the task";
+		} else if (!reply) {
+			pre = "does not answer";
 		}
-		if (!reply) {
-			snprintf(what, sizeof(what), "%s needs bwapd, which does not answer (%s)",
-				 portable ? "portable placement" : "--bwap-tune", err);
+		if (!reply && portable) {
+			snprintf(what, sizeof(what), "portable placement needs bwapd, which %s (%s)", pre, err);
 			ret = lacking(c, msg, msglen, host, what);
 			goto out;
 		}
-		if (strncmp(reply, "ok\n", 3)) {
-			reply[strcspn(reply, "\n")] = '\0';
-			snprintf(msg, msglen, "bwap: %s: bwapd did not take the task: %s", host, reply);
-			free(reply);
-			goto out;
-		}
+		if (!reply)
+			snprintf(note, sizeof(note), "; --bwap-tune: bwapd %s (%s): the task keeps these weights, "
+				 "not tuned", pre, err);
+		else
+			o->registered = 1;
 		free(reply);
-		o->registered = 1;
 	}
 	if (o->kernel != BWAP_KERNEL_SERIES && bwap_set_own_interleave(o->w.nodes, !portable)) {
 		snprintf(msg, msglen, "bwap: %s: set_mempolicy failed: %s", host, strerror(errno));
@@ -214,10 +286,11 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 			bwap_slurm_task_forget(c, getpid());
 		goto out;
 	}
-	snprintf(msg, msglen, "bwap: %s: pid %d, workers %s, weights %s (%s), kernel: %s: %s%s", host,
-		 (int)getpid(), wk, ws, r->kind == BWAP_SLURM_EXPLICIT ? "explicit" : r->kind == BWAP_SLURM_DWP ?
-		 "canonical at fixed DWP" : "canonical", bwap_kernel_mode_name(o->kernel), o->how,
-		 o->registered && !portable ? "; bwapd tunes it" : "");
+	snprintf(msg, msglen, "bwap: %s: pid %d, workers %s, allowed nodes %s, weights %s (%s), kernel: %s: %s%s%s",
+		 host, (int)getpid(), wk, al, ws, r->kind == BWAP_SLURM_EXPLICIT ? "explicit" :
+		 r->kind == BWAP_SLURM_DWP ? "canonical at fixed DWP" : "canonical", bwap_kernel_mode_name(o->kernel),
+		 o->how, o->registered && !portable ? "; bwapd tunes it" : "", note);
+	o->warning = note[0] != '\0';
 	ret = 0;
 out:
 	free(t);
@@ -225,14 +298,27 @@ out:
 	return ret;
 }
 
+/*
+ * slurmstepd calls this for each task of its step, one after another: once
+ * bwapd has left one request unanswered, the step's other tasks do not
+ * wait for it too (bwapd drops exited tasks through their pidfd anyway),
+ * so a stalled bwapd costs a whole step BWAP_SLURM_DETACH_MS, not that
+ * much per task.
+ */
+static int detach_gave_up;
+
 int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid)
 {
 	char req[64], err[512], *reply;
 
-	snprintf(req, sizeof(req), "detach %d", (int)pid);
-	reply = bwap_ctl_request_timeout(c->state_dir, req, 5000, err, sizeof(err));
-	if (!reply)
+	if (detach_gave_up)
 		return -1;
+	snprintf(req, sizeof(req), "detach %d", (int)pid);
+	reply = bwap_ctl_request_timeout(c->state_dir, req, BWAP_SLURM_DETACH_MS, err, sizeof(err));
+	if (!reply) {
+		detach_gave_up = 1;
+		return -1;
+	}
 	/* "error: pid N is not a target": bwapd saw it exit first */
 	free(reply);
 	return 0;

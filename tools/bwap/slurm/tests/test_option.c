@@ -24,6 +24,7 @@ int main(void)
 {
 	char *av[4];
 	struct bwap_slurm_conf c;
+	int rc;
 
 	CHECK(!parse(NULL) && req.kind == BWAP_SLURM_CANONICAL && !req.tune, "--bwap alone is canonical");
 	CHECK(!parse("canonical") && req.kind == BWAP_SLURM_CANONICAL, "--bwap=canonical");
@@ -83,6 +84,95 @@ int main(void)
 	CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "absolute"), "matrix=relative: %s", err);
 	av[0] = "colour=blue";
 	CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "unknown argument"), "colour=blue: %s", err);
+
+	/* A bad value leaves the request as it was: nothing half-parsed ever runs. */
+	parse("dwp:0.5");
+	err[0] = '\0';
+	rc = bwap_slurm_parse_option("5:3:x", &req, err, sizeof(err));
+	CHECK(rc == -1 && req.kind == BWAP_SLURM_DWP &&
+	      req.dwp == 0.5 && !req.nodes && !req.w[0] && !req.w[1],
+	      "--bwap=5:3:x refused and the request is still dwp 0.5 (kind %d, nodes %#llx, w %u,%u): %s",
+	      req.kind, (unsigned long long)req.nodes, req.w[0], req.w[1], err);
+	parse("canonical");
+	rc = bwap_slurm_parse_option("0:5,1:3,0:1", &req, err, sizeof(err));
+	CHECK(rc == -1 &&
+	      req.kind == BWAP_SLURM_CANONICAL && !req.nodes, "--bwap=0:5,1:3,0:1 refused, the request still canonical");
+
+	/* The site's policy in plugstack.conf. */
+	av[0] = "tune=deny";
+	av[1] = "deny=debug,short";
+	av[2] = "default=big:canonical";
+	av[3] = "report=stderr";
+	err[0] = '\0';
+	CHECK(!bwap_slurm_parse_conf(4, av, &c, err, sizeof(err)),
+	      "plugstack tune=deny deny=debug,short default=big:canonical report=stderr: %s", err);
+	CHECK(c.tune_denied && c.report_stderr && c.nr_defaults == 1 && !strcmp(c.defaults[0].partition, "big") &&
+	      c.defaults[0].r.kind == BWAP_SLURM_CANONICAL, "... each taken");
+	{
+		struct bwap_slurm_request j;
+
+		memset(&j, 0, sizeof(j));
+		CHECK(bwap_slurm_partition_default(&c, "big", &j) == 1 && j.kind == BWAP_SLURM_CANONICAL,
+		      "a job of partition big without --bwap gets its default, canonical");
+		memset(&j, 0, sizeof(j));
+		CHECK(!bwap_slurm_partition_default(&c, "small", &j) && j.kind == BWAP_SLURM_OFF,
+		      "a job of partition small without --bwap stays without");
+		j.kind = BWAP_SLURM_CANONICAL;
+		CHECK(bwap_slurm_job_check(&j, &c, "short", NULL, err, sizeof(err)) == -1 &&
+		      strstr(err, "not offered in partition short"), "--bwap in denied partition short: %s", err);
+		CHECK(!bwap_slurm_job_check(&j, &c, "shorter", NULL, err, sizeof(err)),
+		      "--bwap in partition shorter (not short) is fine");
+		j.tune = 1;
+		CHECK(bwap_slurm_job_check(&j, &c, "big", NULL, err, sizeof(err)) == -1 && strstr(err, "tune=deny"),
+		      "--bwap-tune with tune=deny: %s", err);
+		j.tune = 0;
+		CHECK(bwap_slurm_job_check(&j, &c, "big", "verbose,local", err, sizeof(err)) == -1 &&
+		      strstr(err, "--mem-bind=verbose,local and --bwap"), "--mem-bind=local with --bwap: %s", err);
+		CHECK(!bwap_slurm_job_check(&j, &c, "big", "none", err, sizeof(err)), "--mem-bind=none with --bwap is fine");
+		j.kind = BWAP_SLURM_EXPLICIT;
+		j.nodes = 1;
+		j.w[0] = 1;
+		j.tune = 1;
+		c.tune_denied = 0;
+		CHECK(bwap_slurm_job_check(&j, &c, NULL, NULL, err, sizeof(err)) == -1 &&
+		      strstr(err, "--bwap-tune cannot be combined with these weights (explicit 0:1)"), "%s", err);
+	}
+	av[0] = "default=big:5:300";
+	CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "'default=big:5:300': weight '300'"),
+	      "default=big:5:300: %s", err);
+	av[0] = "deny=a,,b";
+	CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "partition names"), "deny=a,,b: %s", err);
+	av[0] = "tune=maybe";
+	CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "allow or deny"), "tune=maybe: %s", err);
+
+	/* A bad argument is reported at its file and line. */
+	{
+		char d[] = "/tmp/bwap-plugstack.XXXXXX", p1[128], p2[128], where[256] = "";
+		const char *files[3] = { p1, p2, NULL };
+		FILE *f;
+
+		if (mkdtemp(d)) {
+			snprintf(p1, sizeof(p1), "%s/plugstack.conf", d);
+			snprintf(p2, sizeof(p2), "%s/bwap.conf", d);
+			f = fopen(p1, "w");
+			fprintf(f, "include %s/*.conf\n", d);
+			fclose(f);
+			f = fopen(p2, "w");
+			fprintf(f, "# comment\n#required /usr/lib/slurm/bwap.so missing=maybe\n\n"
+				   "optional /usr/lib/slurm/other.so missing=maybe\n"
+				   "required /usr/lib/slurm/bwap.so  missing=maybe # a typo\n");
+			fclose(f);
+			av[0] = "missing=maybe";
+			snprintf(err, sizeof(err), "%s:5", p2);
+			CHECK(!bwap_slurm_conf_locate(files, 1, av, where, sizeof(where)) && !strcmp(where, err),
+			      "the bwap.so line with missing=maybe is at %s (wanted %s)", where, err);
+			CHECK(bwap_slurm_conf_locate(files, 0, av, where, sizeof(where)) == -1,
+			      "no bwap.so line without arguments there");
+			snprintf(err, sizeof(err), "rm -rf %s", d);
+			if (system(err))
+				return 1;
+		}
+	}
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }

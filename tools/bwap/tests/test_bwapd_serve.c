@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bwapd as a Slurm node runs it: the real daemon (../bwapd) in a state
+ * directory under /tmp, many registered tasks, clients that connect and
+ * say nothing, and users who must not see each other's processes.
+ *  - 130 tasks of one node (more than the old 64 slots) all attached;
+ *  - a per-user limit: the 4th task of a user with max_targets_per_user=3
+ *    is refused with the reason, another user's is still taken (root);
+ *  - 20 silent clients do not delay a ping: it is answered while they
+ *    still hold their connections, and bwapd closes them at its deadline;
+ *  - Slurm's job, step and task ids are kept and shown by status;
+ *  - a user other than root sees only their own targets in status
+ *    (root only: needs a second uid);
+ *  - every detach request is in bwapd's log, also for a task that had
+ *    already exited;
+ *  - a task attached with "children 1" (a wrapper, mpirun's daemon)
+ *    brings its child and grandchild along, each marked with its parent;
+ *  - a task whose cpuset allows fewer nodes than the machine has (a 4-node
+ *    fake sysfs, this host's node 0 allowed) gets weights on those only.
+ * bwapd runs with --ready-fd, so nothing waits on a clock to start.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <json-c/json.h>
+
+#include "bwap.h"
+#include "tap.h"
+#include "fake_sysfs.h"
+
+#define NR_TASKS 130
+#define NR_SILENT 20
+
+static char dir[64], logpath[128];
+static pid_t daemon_pid;
+static pid_t tasks[NR_TASKS + 1];
+static int hold[2];	/* the tasks block reading hold[0]; closing hold[1] ends them */
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* bwapd with extra --set options; 0 once it said "ready", -1 if it exited first. */
+static const char *matrix_text = "bwap-matrix 1\nnodes 1\nbw 0: 10000\n";
+
+static int start_bwapd(const char *const *sets)
+{
+	char exe[PATH_MAX], bwapd[PATH_MAX + 16], matrix[128], conf[128], fdarg[16], buf[16];
+	const char *argv[32];
+	int ready[2], argc = 0;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f;
+
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(bwapd, sizeof(bwapd), "%s/../bwapd", dirname(exe));
+	snprintf(matrix, sizeof(matrix), "%s/matrix", dir);
+	f = fopen(matrix, "w");
+	if (!f)
+		return -1;
+	fputs(matrix_text, f);
+	fclose(f);
+	snprintf(conf, sizeof(conf), "%s/bwapd.conf", dir);
+	f = fopen(conf, "w");
+	if (!f)
+		return -1;
+	fclose(f);
+	if (pipe(ready))
+		return -1;
+	snprintf(fdarg, sizeof(fdarg), "%d", ready[1]);
+	argv[argc++] = bwapd;
+	argv[argc++] = "--config";
+	argv[argc++] = conf;
+	argv[argc++] = "--state-dir";
+	argv[argc++] = dir;
+	argv[argc++] = "--matrix";
+	argv[argc++] = matrix;
+	argv[argc++] = "--signal";
+	argv[argc++] = "model";
+	/* no sample falls due while the test runs: only its requests move bwapd */
+	argv[argc++] = "--set";
+	argv[argc++] = "interval=600";
+	argv[argc++] = "--ready-fd";
+	argv[argc++] = fdarg;
+	for (int i = 0; sets && sets[i]; i++) {
+		argv[argc++] = "--set";
+		argv[argc++] = sets[i];
+	}
+	argv[argc] = NULL;
+	daemon_pid = fork();
+	if (!daemon_pid) {
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		close(ready[0]);
+		dup2(fd, 2);
+		dup2(fd, 1);
+		execv(bwapd, (char **)argv);
+		_exit(127);
+	}
+	close(ready[1]);
+	n = read(ready[0], buf, sizeof(buf));
+	close(ready[0]);
+	return n > 0 ? 0 : -1;
+}
+
+static void stop_bwapd(void)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = 0;
+}
+
+/* A reply's first line is "ok"; err gets the reply or the client's error. */
+static char *request(const char *req, char *err, size_t errlen)
+{
+	char *r = bwap_ctl_request_timeout(dir, req, 10000, err, errlen);
+
+	if (r)
+		snprintf(err, errlen, "%.*s", (int)strcspn(r, "\n"), r);
+	return r;
+}
+
+static int attach(pid_t pid, const char *extra, char *err, size_t errlen)
+{
+	char req[256], *r;
+	int ok;
+
+	snprintf(req, sizeof(req), "attach %d workers 0 signal model how slurm%s%s", (int)pid,
+		 extra ? " " : "", extra ? extra : "");
+	r = request(req, err, errlen);
+	ok = r && !strncmp(r, "ok\n", 3);
+	free(r);
+	return ok ? 0 : -1;
+}
+
+/* Processes that wait, as tasks do; their number in tasks[]. */
+static int spawn_tasks(int n)
+{
+	if (pipe(hold))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		char c;
+
+		tasks[i] = fork();
+		if (!tasks[i]) {
+			close(hold[1]);
+			if (read(hold[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		if (tasks[i] < 0)
+			return i;
+	}
+	close(hold[0]);
+	return n;
+}
+
+static void end_tasks(int n)
+{
+	close(hold[1]);
+	for (int i = 0; i < n; i++)
+		waitpid(tasks[i], NULL, 0);
+}
+
+static int connect_silent(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	bwap_ctl_socket_path(dir, sa.sun_path, sizeof(sa.sun_path));
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int log_has(const char *what)
+{
+	char *text = bwap_read_file(logpath, NULL);
+	int has = text && strstr(text, what);
+
+	free(text);
+	return has;
+}
+
+static void many_tasks(void)
+{
+	char err[512], ids_err[512], *r;
+	int n = spawn_tasks(NR_TASKS + 1), attached = 0, first_refusal = -1, ids_ok;
+	struct json_object *root, *list, *t = NULL, *v;
+	pid_t slurm_task = tasks[NR_TASKS];
+
+	CHECK(n == NR_TASKS + 1, "%d waiting tasks forked", n);
+	for (int i = 0; i < NR_TASKS; i++) {
+		if (!attach(tasks[i], NULL, err, sizeof(err)))
+			attached++;
+		else if (first_refusal < 0)
+			first_refusal = i, fprintf(stderr, "# task %d refused: %s\n", i + 1, err);
+	}
+	CHECK(attached == NR_TASKS, "all %d tasks of one node attached (%d were; the first refused: task %d%s%s)",
+	      NR_TASKS, attached, first_refusal + 1, first_refusal >= 0 ? ": " : "", first_refusal >= 0 ? err : "");
+	ids_ok = !attach(slurm_task, "job 4242 step 3 task 129", ids_err, sizeof(ids_err));
+	CHECK(ids_ok, "a task attached with Slurm's job 4242, step 3, task 129: %s", ids_err);
+	attached += ids_ok;
+
+	r = request("status json", err, sizeof(err));
+	root = r ? json_tokener_parse(r + 3) : NULL;
+	list = root && json_object_object_get_ex(root, "targets", &list) ? list : NULL;
+	CHECK(list && json_object_array_length(list) == (size_t)attached, "status json lists %zu targets (want %d)",
+	      list ? json_object_array_length(list) : 0, attached);
+	for (size_t i = 0; list && i < json_object_array_length(list); i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(list, i), "pid", &v) &&
+		    json_object_get_int(v) == slurm_task)
+			t = json_object_array_get_idx(list, i);
+	CHECK(t && json_object_object_get_ex(t, "job", &v) && json_object_get_int(v) == 4242 &&
+	      json_object_object_get_ex(t, "step", &v) && json_object_get_int(v) == 3 &&
+	      json_object_object_get_ex(t, "task", &v) && json_object_get_int(v) == 129,
+	      "status json: pid %d has job 4242, step 3, task 129 (%.300s)", (int)slurm_task,
+	      t ? json_object_to_json_string(t) : "not a target");
+	json_object_put(root);
+	free(r);
+	r = request("status", err, sizeof(err));
+	CHECK(r && strstr(r, "slurm job 4242.3 task 129"), "status text names the Slurm job, step and task");
+	free(r);
+
+	/* A silent client per connection must not hold up the others. */
+	{
+		int silent[NR_SILENT], open_ = 0, closed = 0;
+		double t0, took;
+
+		for (int i = 0; i < NR_SILENT; i++)
+			open_ += (silent[i] = connect_silent()) >= 0;
+		t0 = mono();
+		r = request("ping", err, sizeof(err));
+		took = mono() - t0;
+		CHECK(open_ == NR_SILENT && r && !strcmp(err, "ok") && took < 1.0,
+		      "%d silent clients connected, then a ping: answered '%s' in %.3f s (under 1 s)", open_, err, took);
+		free(r);
+		/* bwapd closes each at its deadline: EOF, never an answer */
+		for (int i = 0; i < NR_SILENT; i++) {
+			struct pollfd p = { .fd = silent[i], .events = POLLIN };
+			char c;
+
+			if (silent[i] >= 0 && poll(&p, 1, 10000) == 1 && read(silent[i], &c, 1) == 0)
+				closed++;
+			close(silent[i]);
+		}
+		CHECK(closed == NR_SILENT, "bwapd closed all %d silent clients (%d)", NR_SILENT, closed);
+	}
+
+	/* Another user's view: none of root's processes. */
+	if (getuid() == 0) {
+		int p[2], status;
+		char buf[8192] = "";
+		pid_t c;
+
+		chmod(dir, 0755);
+		if (pipe(p) == 0 && (c = fork()) == 0) {
+			char *reply;
+
+			close(p[0]);
+			if (setgid(65534) || setuid(65534))
+				_exit(2);
+			reply = bwap_ctl_request_timeout(dir, "status json", 10000, err, sizeof(err));
+			if (write(p[1], reply ? reply : err, strlen(reply ? reply : err)) < 0)
+				_exit(3);
+			_exit(0);
+		}
+		close(p[1]);
+		for (size_t got = 0, k; (k = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0 && k != (size_t)-1;)
+			got += k;
+		close(p[0]);
+		wait(&status);
+		root = !strncmp(buf, "ok\n", 3) ? json_tokener_parse(buf + 3) : NULL;
+		list = root && json_object_object_get_ex(root, "targets", &list) ? list : NULL;
+		CHECK(list && json_object_array_length(list) == 0 &&
+		      json_object_object_get_ex(root, "other_users_targets", &v) && json_object_get_int(v) == attached,
+		      "uid 65534's status: no target of uid 0, only their number (%.200s)", buf);
+		json_object_put(root);
+	} else {
+		SKIP("another user's view of status needs root (a second uid)");
+	}
+
+	r = request("detach 999999999", err, sizeof(err));
+	free(r);
+	snprintf(err, sizeof(err), "detach %d", (int)tasks[5]);
+	r = request(err, err, sizeof(err));
+	CHECK(r && !strncmp(r, "ok\n", 3), "detach of a task: %s", err);
+	free(r);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "detach %d (uid %u): detached", (int)tasks[5], (unsigned int)getuid());
+		CHECK(log_has(want) && log_has("detach 999999999 (uid"), "bwapd's log records both detach requests "
+		      "(\"%s\", and the one for a pid it never had)", want);
+	}
+	end_tasks(n);
+	stop_bwapd();
+}
+
+static void per_user_limit(void)
+{
+	const char *sets[] = { "max_targets_per_user=3", NULL };
+	char err[512];
+	int n, ok = 0;
+
+	CHECK(!start_bwapd(sets), "bwapd starts with max_targets_per_user=3 (log: %s)", logpath);
+	if (!daemon_pid)
+		return;
+	n = spawn_tasks(4);
+	for (int i = 0; i < 3; i++)
+		ok += !attach(tasks[i], NULL, err, sizeof(err));
+	CHECK(ok == 3, "a user's first 3 tasks attached");
+	snprintf(err, sizeof(err), "uid %u already has 3 targets", (unsigned int)getuid());
+	{
+		char want[512], got[512];
+
+		snprintf(want, sizeof(want), "%s", err);
+		CHECK(attach(tasks[3], NULL, got, sizeof(got)) && strstr(got, want) && strstr(got, "max_targets_per_user"),
+		      "the 4th is refused: \"%s\"", got);
+	}
+	if (getuid() == 0) {
+		/* a process of uid 65534: its own count, not root's; it says when it is that uid */
+		int stay[2], ready[2];
+		pid_t other;
+		char c;
+
+		if (pipe(stay) || pipe(ready))
+			return;
+		other = fork();
+		if (!other) {
+			close(stay[1]);
+			close(ready[0]);
+			if (setgid(65534) || setuid(65534) || write(ready[1], "r", 1) != 1 || read(stay[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		close(stay[0]);
+		close(ready[1]);
+		if (read(ready[0], &c, 1) != 1)
+			c = 0;
+		close(ready[0]);
+		CHECK(!attach(other, NULL, err, sizeof(err)), "uid 65534's task is still taken: %s", err);
+		close(stay[1]);
+		waitpid(other, NULL, 0);
+	} else {
+		SKIP("another user's task under the limit needs root (a second uid)");
+	}
+	end_tasks(n);
+	stop_bwapd();
+}
+
+static void descendants(void)
+{
+	int ready[2], stay[2], nr = 0, parent_ok = 0;
+	char err[512], c, *r;
+	struct json_object *js, *list, *v;
+	pid_t wrapper;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for the descendants' case");
+	if (pipe(ready) || pipe(stay))
+		return;
+	/* wrapper -> child -> grandchild; the grandchild says when all three are there */
+	wrapper = fork();
+	if (!wrapper) {
+		close(stay[1]);
+		close(ready[0]);
+		for (int depth = 0; depth < 2; depth++)
+			if (fork())
+				break;
+			else if (depth == 1 && write(ready[1], "r", 1) != 1)
+				_exit(1);
+		if (read(stay[0], &c, 1) < 0)
+			_exit(1);
+		while (wait(NULL) > 0)
+			;
+		_exit(0);
+	}
+	close(stay[0]);
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		c = 0;
+	close(ready[0]);
+	snprintf(err, sizeof(err), "attach %d workers 0 signal model how slurm children 1", (int)wrapper);
+	r = request(err, err, sizeof(err));
+	CHECK(r && !strncmp(r, "ok\n", 3), "a wrapper attached with children 1: %s", err);
+	free(r);
+	r = request("status json", err, sizeof(err));
+	js = r ? json_tokener_parse(r + 3) : NULL;
+	if (js && json_object_object_get_ex(js, "targets", &list)) {
+		nr = json_object_array_length(list);
+		for (int i = 0; i < nr; i++)
+			parent_ok += json_object_object_get_ex(json_object_array_get_idx(list, i), "parent", &v) &&
+				     json_object_get_int(v) > 0;
+	}
+	CHECK(nr == 3 && parent_ok == 2, "status lists the wrapper, its child and its grandchild (%d targets, %d "
+	      "with a parent)", nr, parent_ok);
+	json_object_put(js);
+	free(r);
+	close(stay[1]);
+	waitpid(wrapper, NULL, 0);
+	stop_bwapd();
+}
+
+static void cpuset_nodes(void)
+{
+	char root[128], err[512], *r;
+	struct json_object *js = NULL, *list, *w = NULL, *t;
+	int n, ok;
+
+	if (strcmp(bwap_nodeset_format(bwap_mems_allowed(0), err, sizeof(err)), "0")) {
+		SKIP("the cpuset case wants this process allowed node 0 only (it has %s)", err);
+		return;
+	}
+	if (fake_sysfs_new(root, sizeof(root), "serve", 4)) {
+		SKIP("cannot make a fake sysfs");
+		return;
+	}
+	/* the 4-node machine: canonical weights 2,2,1,1 for workers 0,1 over all its nodes */
+	matrix_text = "bwap-matrix 1\nunit GB/s\nnodes 4\nbw 0: 20 10 8 5\nbw 1: 10 20 5 8\n"
+		      "bw 2: 8 5 20 10\nbw 3: 5 8 10 20\n";
+	setenv("BWAP_SYSFS_ROOT", root, 1);
+	ok = !start_bwapd(NULL);
+	unsetenv("BWAP_SYSFS_ROOT");
+	CHECK(ok, "bwapd starts on a 4-node machine (fake sysfs)");
+	n = spawn_tasks(1);
+	snprintf(err, sizeof(err), "attach %d workers 0,1 signal model", (int)tasks[0]);
+	free(request(err, err, sizeof(err)));
+	r = request("status json", err, sizeof(err));
+	js = r ? json_tokener_parse(r + 3) : NULL;
+	if (js && json_object_object_get_ex(js, "targets", &list) && json_object_array_length(list) == 1) {
+		t = json_object_array_get_idx(list, 0);
+		json_object_object_get_ex(t, "weights", &w);
+	}
+	CHECK(w && json_object_array_length(w) == 4 && json_object_get_int(json_object_array_get_idx(w, 0)) > 0 &&
+	      !json_object_get_int(json_object_array_get_idx(w, 1)) && !json_object_get_int(json_object_array_get_idx(w, 2)) &&
+	      !json_object_get_int(json_object_array_get_idx(w, 3)),
+	      "a task allowed node 0 of 4: weights on node 0 only (%s)", w ? json_object_to_json_string(w) : err);
+	json_object_put(js);
+	free(r);
+	end_tasks(n);
+	stop_bwapd();
+	fake_sysfs_remove(root);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/bwapd-serve.XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(logpath, sizeof(logpath), "%s/bwapd.log", dir);
+	signal(SIGPIPE, SIG_IGN);
+	if (CHECK(!start_bwapd(NULL), "bwapd starts in %s", dir))
+		many_tasks();
+	else
+		stop_bwapd();
+	per_user_limit();
+	descendants();
+	cpuset_nodes();
+	if (!tap_failed) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			return 1;
+	} else {
+		printf("# bwapd's log: %s\n", logpath);
+	}
+	return tap_done();
+}
