@@ -37,6 +37,7 @@
 
 #include "bwap.h"
 #include "tap.h"
+#include "fake_bwapd.h"
 #include "fake_sysfs.h"
 
 #define NR_TASKS 130
@@ -46,14 +47,6 @@ static char dir[64], logpath[128];
 static pid_t daemon_pid;
 static pid_t tasks[NR_TASKS + 1];
 static int hold[2];	/* the tasks block reading hold[0]; closing hold[1] ends them */
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* bwapd with extra --set options; 0 once it said "ready", -1 if it exited first. */
 static const char *matrix_text = "bwap-matrix 1\nnodes 1\nbw 0: 10000\n";
@@ -247,9 +240,9 @@ static void many_tasks(void)
 
 		for (int i = 0; i < NR_SILENT; i++)
 			open_ += (silent[i] = connect_silent()) >= 0;
-		t0 = mono();
+		t0 = test_mono();
 		r = request("ping", err, sizeof(err));
-		took = mono() - t0;
+		took = test_mono() - t0;
 		CHECK(open_ == NR_SILENT && r && !strcmp(err, "ok") && took < 1.0,
 		      "%d silent clients connected, then a ping: answered '%s' in %.3f s (under 1 s)", open_, err, took);
 		free(r);

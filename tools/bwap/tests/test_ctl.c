@@ -25,28 +25,9 @@
 
 #include "bwap.h"
 #include "tap.h"
+#include "fake_bwapd.h"
 
 static char dir[64];
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int listen_at(int backlog)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	bwap_ctl_socket_path(dir, sa.sun_path, sizeof(sa.sun_path));
-	unlink(sa.sun_path);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, backlog))
-		return -1;
-	return fd;
-}
 
 /* Fill the listen queue of the socket in dir; the clients' fds stay open. */
 static int fill_queue(int *fds, int max)
@@ -74,7 +55,7 @@ static int fill_queue(int *fds, int max)
 static double timed_request(int timeout_ms, char *err, size_t errlen)
 {
 	int p[2], status;
-	double t0 = mono(), took;
+	double t0 = test_mono(), took;
 	ssize_t n;
 	pid_t c;
 
@@ -99,7 +80,7 @@ static double timed_request(int timeout_ms, char *err, size_t errlen)
 	err[n > 0 ? n : 0] = '\0';
 	close(p[0]);
 	waitpid(c, &status, 0);
-	took = mono() - t0;
+	took = test_mono() - t0;
 	if (WIFSIGNALED(status)) {
 		snprintf(err, errlen, "hung: killed by signal %d after %.1f s", WTERMSIG(status), took);
 		return -1;
@@ -125,7 +106,7 @@ int main(void)
 	      "no socket: fails at once (%.3f s), saying bwapd is not running: %s", took, err);
 
 	/* A full queue: what a stopped bwapd leaves to the next client. */
-	lfd = listen_at(0);
+	lfd = fake_bwapd_listen(dir, 0);
 	n = fill_queue(fds, 4096);
 	took = timed_request(300, err, sizeof(err));
 	CHECK(lfd >= 0 && n > 0 && took >= 0.25 && took < 1.0 && strstr(err, "bwapd"),
@@ -135,14 +116,14 @@ int main(void)
 	close(lfd);
 
 	/* Accepted (queued) and never answered. */
-	lfd = listen_at(16);
+	lfd = fake_bwapd_listen(dir, 16);
 	took = timed_request(300, err, sizeof(err));
 	CHECK(took >= 0.25 && took < 1.0 && strstr(err, "no answer from bwapd"),
 	      "queued, never answered: ends at 300 ms (%.3f s): %s", took, err);
 	close(lfd);
 
 	/* A byte every 100 ms for 3 s: the deadline is for the whole request. */
-	lfd = listen_at(16);
+	lfd = fake_bwapd_listen(dir, 16);
 	{
 		pid_t slow = fork();
 

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 
 #include "tap.h"
+#include "fake_bwapd.h"
 #include "fake_sysfs.h"
 #include "bwap_slurm.h"
 
@@ -36,14 +37,6 @@
 #define MPOL_WEIGHTED_INTERLEAVE_ 6
 
 static char dir[64];
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* What one task_apply did in its child. */
 struct result {
@@ -98,18 +91,6 @@ static void apply_in_child(const struct bwap_slurm_request *r, const struct bwap
 	waitpid(pid, &status, 0);
 }
 
-static int listen_at(int backlog)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	bwap_ctl_socket_path(dir, sa.sun_path, sizeof(sa.sun_path));
-	unlink(sa.sun_path);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, backlog))
-		return -1;
-	return fd;
-}
-
 /*
  * task_forget of times tasks, one after another in one child (as
  * slurmstepd calls it for each task of its step), under alarm(); seconds
@@ -117,7 +98,7 @@ static int listen_at(int backlog)
  */
 static double timed_forget(const struct bwap_slurm_conf *c, int times)
 {
-	double t0 = mono();
+	double t0 = test_mono();
 	int status;
 	pid_t pid = fork();
 
@@ -128,7 +109,7 @@ static double timed_forget(const struct bwap_slurm_conf *c, int times)
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
-	return WIFSIGNALED(status) ? -1 : mono() - t0;
+	return WIFSIGNALED(status) ? -1 : test_mono() - t0;
 }
 
 int main(void)
@@ -224,7 +205,7 @@ int main(void)
 	}
 
 	conf_for(&c, BWAP_MISSING_FAIL);
-	lfd = listen_at(16);
+	lfd = fake_bwapd_listen(dir, 16);
 	{
 		double took = timed_forget(&c, 1);
 
@@ -235,7 +216,7 @@ int main(void)
 		      "after one goes unanswered, the step's others do not wait)", took);
 	}
 	close(lfd);
-	lfd = listen_at(0);
+	lfd = fake_bwapd_listen(dir, 0);
 	{
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		int fds[64], n = 0;
