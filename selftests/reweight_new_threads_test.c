@@ -153,18 +153,26 @@ static void *creator(void *arg)
 	return NULL;
 }
 
-static void target_main(const int *nodes, int nr)
+/* Give the calling thread a policy over @nodes with own weights 1 each. */
+static long set_own_weights_1(const int *nodes, int nr)
 {
 	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	unsigned char w[WI_MAXNODE] = { 0 };
-	pthread_t c[CREATORS];
 	struct mpol_args args;
 	int i;
 
 	for (i = 0; i < nr; i++)
 		w[nodes[i]] = 1;
 	wi_args(&args, mask, nodes, nr, w);
-	if (sys_set_mempolicy2(&args, sizeof(args), 0))
+	return sys_set_mempolicy2(&args, sizeof(args), 0);
+}
+
+static void target_main(const int *nodes, int nr)
+{
+	pthread_t c[CREATORS];
+	int i;
+
+	if (set_own_weights_1(nodes, nr))
 		_exit(3);
 	for (i = 0; i < CREATORS; i++)
 		if (pthread_create(&c[i], NULL, creator, NULL))
@@ -294,16 +302,10 @@ TEST_F_TIMEOUT(reweight, tight_reweight_loop_never_fails_a_clone, 300)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
-		unsigned char w[WI_MAXNODE] = { 0 };
-		struct mpol_args args;
 		pthread_t t;
 		int i;
 
-		for (i = 0; i < nr; i++)
-			w[nodes[i]] = 1;
-		wi_args(&args, mask, nodes, nr, w);
-		if (sys_set_mempolicy2(&args, sizeof(args), 0))
+		if (set_own_weights_1(nodes, nr))
 			_exit(3);
 		close(pipefd[0]);
 		/* Tell the tuner to start, then clone 2000 threads. */
