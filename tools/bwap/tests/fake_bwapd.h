@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "bwap.h"
+#include "../lib/bwap.h"
 
 /* Seconds on CLOCK_MONOTONIC, for timing a call against its deadline. */
 static inline double test_mono(void)
