@@ -104,6 +104,8 @@ struct mpol_rebalance {
 	struct list_head *to_node;
 	bool counting;
 	bool lru_disabled;
+	bool reweight;
+	bool shared;
 };
 
 /**

@@ -348,35 +348,45 @@ int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight)
 }
 
 /**
- * mpol_reweight_from_user - read the weights of process_mpol_reweight()
- * @uw: user array, one byte per node id
- * @maxnode: bytes in @uw, up to PAGE_SIZE * 8 + 1, the limit of
- *	pol_maxnodes in every mempolicy2 call (libnuma passes its bitmask
- *	size + 1)
+ * mpol_reweight_from_user - read the arguments of process_mpol_reweight()
+ * @uargs: user pointer to struct mpol_reweight_args
+ * @usize: size the caller passed, at least MPOL_REWEIGHT_ARGS_SIZE_VER0;
+ *	a larger one is accepted when the bytes this kernel does not know
+ *	are zero
  * @out: the new table
  *
- * As for mpol_weights_from_user(), only the first nr_node_ids bytes are
- * read; bytes for node ids this kernel cannot have are ignored.  Each
- * policy is checked against its own nodemask later.
+ * pol_maxnodes counts as in struct mpol_args, up to PAGE_SIZE * 8 + 1.
+ * As for mpol_weights_from_user(), only the first nr_node_ids bytes of
+ * il_weights are read; bytes for node ids this kernel cannot have are
+ * ignored.  Each policy is checked against its own nodemask later.
  *
- * Return: 0; -EINVAL for @maxnode 0 or above PAGE_SIZE * 8 + 1, or no non-zero
- * weight for a possible node; -EFAULT; -ENOMEM.
+ * Return: 0; -EINVAL for a short size, pol_maxnodes 0 or above
+ * PAGE_SIZE * 8 + 1, or no non-zero weight for a possible node; -E2BIG for
+ * non-zero unknown bytes; -EFAULT; -ENOMEM.
  */
-int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
-			    struct mpol_weights **out)
+int mpol_reweight_from_user(const struct mpol_reweight_args __user *uargs,
+			    size_t usize, struct mpol_weights **out)
 {
+	struct mpol_reweight_args kargs;
 	struct mpol_weights *w;
 	int nid, ret;
 
+	BUILD_BUG_ON(sizeof(kargs) != MPOL_REWEIGHT_ARGS_SIZE_VER0);
 	*out = NULL;
-	if (!maxnode || maxnode > PAGE_SIZE * BITS_PER_BYTE + 1)
+	if (usize < MPOL_REWEIGHT_ARGS_SIZE_VER0 || usize > PAGE_SIZE)
+		return usize > PAGE_SIZE ? -E2BIG : -EINVAL;
+	ret = copy_struct_from_user(&kargs, sizeof(kargs), uargs, usize);
+	if (ret)
+		return ret;
+	if (!kargs.pol_maxnodes ||
+	    kargs.pol_maxnodes > PAGE_SIZE * BITS_PER_BYTE + 1)
 		return -EINVAL;
 	w = mpol_weights_alloc(GFP_KERNEL);
 	if (!w)
 		return -ENOMEM;
 	ret = -EFAULT;
-	if (copy_from_user(w->weight, uw,
-			   min_t(unsigned long, maxnode, nr_node_ids)))
+	if (copy_from_user(w->weight, u64_to_user_ptr(kargs.il_weights),
+			   min_t(u64, kargs.pol_maxnodes, nr_node_ids)))
 		goto err;
 	ret = -EINVAL;
 	for (nid = 0; nid < nr_node_ids; nid++) {
@@ -471,9 +481,7 @@ static size_t mpol_task_weights_size(void)
  * @mm: the mm of the task whose task policy @pol is
  * @pol: the task policy
  *
- * A weighted-interleave task policy made before the latest reweight of
- * @mm's process follows that reweight's table; one with relative nodes,
- * whose nodemask is not indexed by node id, cannot.
+ * Whether the task policy follows the table, see mpol_task_weights_apply().
  *
  * Context: rcu_read_lock() held; the table is valid until it is dropped.
  * Return: nr_node_ids weights, or NULL for the policy's own (or global).
@@ -482,12 +490,50 @@ const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol)
 {
 	struct mpol_task_weights *tw = rcu_dereference(mm->mpol_task_weights);
 
-	if (!tw || pol->mode != MPOL_WEIGHTED_INTERLEAVE ||
-	    pol->wi_gen >= tw->gen || (pol->flags & MPOL_F_RELATIVE_NODES))
+	if (!tw || !mpol_task_weights_apply(pol, tw->gen, tw->global_gen))
 		return NULL;
 	if (pol->flags & MPOL_F_STATIC_NODES)
 		return tw->weight + nr_node_ids;
 	return tw->weight;
+}
+
+/**
+ * mpol_task_weights_apply - does a reweight's table reach a task policy?
+ * @pol: the task policy
+ * @gen: the reweight's generation
+ * @global_gen: the generation of the last reweight that took the task
+ *	policies following the global weights too
+ *
+ * A weighted-interleave policy made before the reweight follows it if it
+ * has weights of its own, or follows the global weights and was made
+ * before @global_gen.  One with relative nodes, whose nodemask is not
+ * indexed by node id, never does: it follows the global weights.
+ *
+ * Context: rcu_read_lock() held.
+ * Return: true if @pol takes the weights of the table.
+ */
+bool mpol_task_weights_apply(struct mempolicy *pol, u64 gen, u64 global_gen)
+{
+	if (pol->mode != MPOL_WEIGHTED_INTERLEAVE || pol->wi_gen >= gen ||
+	    (pol->flags & MPOL_F_RELATIVE_NODES))
+		return false;
+	return mpol_own_weights(pol) || pol->wi_gen < global_gen;
+}
+
+/**
+ * mpol_task_weights_global_gen - @global_gen of the table @mm holds
+ * @mm: the process's mm
+ *
+ * Context: mmap_lock of @mm held.
+ * Return: the last reweight's @global_gen, 0 if none was made.
+ */
+u64 mpol_task_weights_global_gen(struct mm_struct *mm)
+{
+	struct mpol_task_weights *tw;
+
+	tw = rcu_dereference_protected(mm->mpol_task_weights,
+				       lockdep_is_held(&mm->mmap_lock));
+	return tw ? tw->global_gen : 0;
 }
 
 /* Publish @tw in @mm and free the table it replaces. */
@@ -508,13 +554,15 @@ static void mpol_task_weights_replace(struct mm_struct *mm,
  * @weight: nr_node_ids weights
  * @gen: from mpol_weights_next_gen() when the call started: task policies
  *	made since keep their weights
+ * @global_gen: @gen if the call takes the policies that follow the global
+ *	weights, else the last table's (mpol_task_weights_global_gen())
  * @mems: the process's cpuset nodes now
  *
  * Context: mmap_write_lock(@mm) held.
  * Return: 0 or -ENOMEM.
  */
 int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
-			      u64 gen, const nodemask_t *mems)
+			      u64 gen, u64 global_gen, const nodemask_t *mems)
 {
 	struct mpol_task_weights *tw;
 
@@ -523,6 +571,7 @@ int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
 	if (!tw)
 		return -ENOMEM;
 	tw->gen = gen;
+	tw->global_gen = global_gen;
 	tw->mems = *mems;
 	memcpy(tw->weight, weight, nr_node_ids);
 	memcpy(tw->weight + nr_node_ids, weight, nr_node_ids);
@@ -556,6 +605,7 @@ void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new)
 	if (!tw)
 		return;
 	tw->gen = old->gen;
+	tw->global_gen = old->global_gen;
 	tw->mems = *new;
 	for_each_node_mask(nid, old->mems) {
 		to = node_remap(nid, old->mems, *new);

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 struct mpol_args;
+struct mpol_reweight_args;
 struct seq_file;
 
 /**
@@ -45,8 +46,13 @@ struct mpol_weights {
 /**
  * struct mpol_task_weights - weights the task policies of a process follow
  * @rcu: frees the table after a grace period once it is replaced
- * @gen: task policies made before it (mempolicy->wi_gen below @gen) follow
- *	it; one made later keeps the weights it was made with
+ * @gen: task policies made before it (mempolicy->wi_gen below @gen) with
+ *	weights of their own follow it; one made later keeps the weights it
+ *	was made with
+ * @global_gen: the @gen of the last reweight with MPOL_REWEIGHT_GLOBAL:
+ *	task policies that follow the global weights follow the table too
+ *	if made before it (that reweight gave them weights of their own),
+ *	else they keep following the global weights
  * @mems: the cpuset's nodes @weight is laid out for
  * @weight: 2 * nr_node_ids weights: first as remapped with the cpuset,
  *	for policies whose nodemask follows it, then as given, for policies
@@ -72,6 +78,7 @@ struct mpol_weights {
 struct mpol_task_weights {
 	struct rcu_head rcu;
 	u64 gen;
+	u64 global_gen;
 	nodemask_t mems;
 	u8 weight[];
 };
@@ -174,8 +181,8 @@ int mpol_args_from_user(struct mpol_args *kargs,
 int mpol_weights_from_user(const struct mpol_args *kargs,
 			   const nodemask_t *nodes, struct mpol_weights **out);
 int mpol_weights_to_user(const struct mpol_args *kargs, const u8 *weight);
-int mpol_reweight_from_user(const u8 __user *uw, unsigned long maxnode,
-			    struct mpol_weights **out);
+int mpol_reweight_from_user(const struct mpol_reweight_args __user *uargs,
+			    size_t usize, struct mpol_weights **out);
 bool mpol_weights_same(struct mempolicy *pol, const u8 *weight);
 void mpol_weights_fill(struct mpol_weights *w, const u8 *weight);
 
@@ -211,8 +218,10 @@ static inline void mpol_weights_init(struct mempolicy *pol)
 }
 
 const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol);
+u64 mpol_task_weights_global_gen(struct mm_struct *mm);
+bool mpol_task_weights_apply(struct mempolicy *pol, u64 gen, u64 global_gen);
 int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
-			      u64 gen, const nodemask_t *mems);
+			      u64 gen, u64 global_gen, const nodemask_t *mems);
 void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new);
 
 /* Called when the last reference to @pol is dropped. */

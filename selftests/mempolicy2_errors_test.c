@@ -181,14 +181,14 @@ BAD(set_relative_nodes_with_weights, SET, EINVAL) { c->args->mode_flags = MPOL_F
 
 BAD(set_home_node_with_weighted_interleave, SET, EINVAL)
 {
-	c->args->mode_flags = MPOL_F_HOME_NODE;
+	c->args->flags = MPOL_ARGS_HOME_NODE;
 	c->args->home_node = 0;
 }
 
 BAD(set_home_node_impossible, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
-	c->args->mode_flags = MPOL_F_HOME_NODE;
+	c->args->flags = MPOL_ARGS_HOME_NODE;
 	c->args->il_weights = 0;
 	c->args->home_node = 1000;
 }
@@ -196,7 +196,7 @@ BAD(set_home_node_impossible, SET, EINVAL)
 BAD(set_home_node_flag_with_no_node, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
-	c->args->mode_flags = MPOL_F_HOME_NODE;
+	c->args->flags = MPOL_ARGS_HOME_NODE;
 	c->args->il_weights = 0;
 	c->args->home_node = -1;
 }
@@ -204,16 +204,28 @@ BAD(set_home_node_flag_with_no_node, SET, EINVAL)
 BAD(set_global_weights_flag_with_bind, SET, EINVAL)
 {
 	c->args->mode = MPOL_BIND;
-	c->args->mode_flags = MPOL_F_GLOBAL_WEIGHTS;
+	c->args->flags = MPOL_ARGS_GLOBAL_WEIGHTS;
 	c->args->il_weights = 0;
 }
 
 BAD(set_size_below_ver0, SET, EINVAL) { c->size = 16; }
 
+/* The struct before it had a flags field. */
+BAD(set_size_without_flags, SET, EINVAL) { c->size = 32; }
+
+BAD(set_unknown_args_flag, SET, EINVAL) { c->args->flags = 1ULL << 2; }
+
+BAD(set_unknown_high_args_flag, SET, EINVAL) { c->args->flags = 1ULL << 63; }
+
+/* The mempolicy2 flags are fields of their own, never mode flags. */
+BAD(set_mode_flag_bit_11, SET, EINVAL) { c->args->mode_flags = 1 << 11; }
+
+BAD(set_mode_flag_bit_12, SET, EINVAL) { c->args->mode_flags = 1 << 12; }
+
 BAD(set_size_larger_with_nonzero_tail, SET, E2BIG)
 {
-	c->size = 40;
-	((char *)c->args)[36] = 1;
+	c->size = 48;
+	((char *)c->args)[44] = 1;
 }
 
 BAD(set_bad_args_pointer, SET, EFAULT) { c->args = (struct mpol_args *)8; }

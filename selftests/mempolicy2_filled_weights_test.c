@@ -201,7 +201,7 @@ TEST_F(filled, process_mpol_reweight_rebalances_exactly)
 	ASSERT_LE(0, pidfd);
 	moved_before = wi_vmstat("mpol_rebalance_moved");
 	ASSERT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, FILLED_MAXNODE,
-					       MPOL_MF_REBALANCE));
+					       MPOL_REWEIGHT_REBALANCE));
 	EXPECT_EQ(want_moved, wi_vmstat("mpol_rebalance_moved") - moved_before);
 	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, now));
 	for (i = 0; i < self->nr_nodes; i++) {

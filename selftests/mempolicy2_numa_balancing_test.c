@@ -456,7 +456,7 @@ TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60
 	pidfd = sys_pidfd_open(self->child);
 	ASSERT_LE(0, pidfd);
 	weights_by_id(self, self->w2, w2);
-	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w2, WI_MAXNODE, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w2, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE));
 	close(pidfd);
 	shares(self, self->w2, want);
 	expect_pages(_metadata, self, 0, self->weighted, want, "mbind2 range, rebalanced");

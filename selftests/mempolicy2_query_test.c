@@ -117,13 +117,14 @@ TEST_F(query, bind_home_node_round_trip)
 	struct wi_policy r;
 
 	self->args.mode = MPOL_BIND;
-	self->args.mode_flags = MPOL_F_HOME_NODE;
+	self->args.flags = MPOL_ARGS_HOME_NODE;
 	self->args.il_weights = 0;
 	self->args.home_node = self->nodes[1];
 	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	EXPECT_EQ(MPOL_BIND, r.args.mode);
-	EXPECT_EQ(MPOL_F_HOME_NODE, r.args.mode_flags);
+	EXPECT_EQ(0, r.args.mode_flags);
+	EXPECT_EQ(MPOL_ARGS_HOME_NODE, r.args.flags);
 	EXPECT_EQ(self->nodes[1], r.args.home_node);
 	EXPECT_EQ(0, memcmp(r.mask, self->mask, sizeof(r.mask)));
 }
@@ -212,7 +213,7 @@ TEST_F(query, shmem_split_range_keeps_own_weights_copy)
 
 /*
  * Zero means default: a zeroed home_node is no home node unless
- * MPOL_F_HOME_NODE says it is set (home_node 0 would otherwise be node 0
+ * MPOL_ARGS_HOME_NODE says it is set (home_node 0 would otherwise be node 0
  * for BIND, and an error for the other modes).
  */
 TEST_F(query, zeroed_home_node_is_no_home_node)
@@ -239,7 +240,7 @@ TEST_F(query, zeroed_home_node_is_no_home_node)
 
 /*
  * get_mempolicy2() says that a weighted-interleave policy follows the
- * global weights (MPOL_F_GLOBAL_WEIGHTS), and handing what it returned to
+ * global weights (MPOL_ARGS_GLOBAL_WEIGHTS), and handing what it returned to
  * set_mempolicy2() keeps the policy global: a later sysfs change still
  * shows, which it would not if the returned weights became its own.
  */
@@ -256,7 +257,7 @@ TEST_F(query, global_weights_survive_a_get_then_set)
 	self->args.il_weights = 0;
 	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	ASSERT_EQ(0, wi_read_policy(&r, NULL));
-	EXPECT_EQ(MPOL_F_GLOBAL_WEIGHTS, r.args.mode_flags);
+	EXPECT_EQ(MPOL_ARGS_GLOBAL_WEIGHTS, r.args.flags);
 	EXPECT_EQ(0, memcmp(r.w, want, sizeof(r.w)));
 
 	/* Set back exactly what came out (il_weights points at the copy). */
@@ -264,7 +265,7 @@ TEST_F(query, global_weights_survive_a_get_then_set)
 	ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[0], 99));
 	want[self->nodes[0]] = 99;
 	ASSERT_EQ(0, wi_read_policy(&again, NULL));
-	EXPECT_EQ(MPOL_F_GLOBAL_WEIGHTS, again.args.mode_flags);
+	EXPECT_EQ(MPOL_ARGS_GLOBAL_WEIGHTS, again.args.flags);
 	EXPECT_EQ(0, memcmp(again.w, want, sizeof(again.w)));
 
 	/* A policy with weights of its own reads back without the flag. */
@@ -272,6 +273,7 @@ TEST_F(query, global_weights_survive_a_get_then_set)
 	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	ASSERT_EQ(0, wi_read_policy(&again, NULL));
 	EXPECT_EQ(0, again.args.mode_flags);
+	EXPECT_EQ(0, again.args.flags);
 	ASSERT_EQ(0, sys_set_mempolicy2(&again.args, sizeof(again.args), 0));
 	ASSERT_EQ(0, wi_sysfs_weight_set(self->nodes[0], 50));
 	ASSERT_EQ(0, wi_read_policy(&r, NULL));
@@ -349,7 +351,7 @@ FIXTURE_SETUP(round_trip)
 		variant->own_weights ? self->w : NULL);
 	self->args.mode = variant->mode;
 	if (variant->home) {
-		self->args.mode_flags = MPOL_F_HOME_NODE;
+		self->args.flags = MPOL_ARGS_HOME_NODE;
 		self->args.home_node = self->nodes[1];
 	}
 	self->len = 4 * getpagesize();
@@ -371,6 +373,7 @@ static void expect_same_policy(struct __test_metadata *_metadata,
 {
 	EXPECT_EQ(a->args.mode, b->args.mode);
 	EXPECT_EQ(a->args.mode_flags, b->args.mode_flags);
+	EXPECT_EQ(a->args.flags, b->args.flags);
 	EXPECT_EQ(a->args.home_node, b->args.home_node);
 	EXPECT_EQ(0, memcmp(a->mask, b->mask, sizeof(a->mask)));
 	EXPECT_EQ(0, memcmp(a->w, b->w, sizeof(a->w)));

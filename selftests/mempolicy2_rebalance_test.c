@@ -126,7 +126,7 @@ static int map_with_vma_policy(struct _test_data_rebalance *self, int shared,
 	return 0;
 }
 
-/* Reweight ourselves with @a..@d and MPOL_MF_REBALANCE; return its result. */
+/* Reweight ourselves with @a..@d and @flags; return its result. */
 static long reweight_self(struct _test_data_rebalance *self, int a, int b, int c,
 			  int d, unsigned int flags)
 {
@@ -150,7 +150,7 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
-	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(NPAGES, d.scanned);
@@ -158,14 +158,14 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 	EXPECT_EQ(0, d.failed);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
-	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(1000, d.moved);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 
 	/* Same weights again: nothing to move. */
-	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.moved);
 }
@@ -202,7 +202,7 @@ TEST_F(rebalance, rebalanced_range_keeps_interleave_layout)
 
 		ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 		ASSERT_EQ(0, reweight_self(self, w[0], w[1], w[2], w[3],
-					   MPOL_MF_REBALANCE));
+					   MPOL_REWEIGHT_REBALANCE));
 		d = wi_rebalance_delta(&self->before, &self->after);
 		EXPECT_EQ(min_moved[t], d.moved);
 		EXPECT_EQ(0, d.failed);
@@ -230,7 +230,7 @@ TEST_F(rebalance, drain_node_to_zero)
 	struct wi_rebalance_stat d;
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
-	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 0, MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 0, MPOL_REWEIGHT_REBALANCE));
 	EXPECT_COUNTS(1334, 1333, 1333, 0);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(1000, d.moved);
@@ -248,7 +248,17 @@ static void expect_shared_range_reweighted(struct __test_metadata *_metadata,
 	struct wi_policy r;
 
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
-	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_MF_REBALANCE));
+	/* The object's policy, and its pages, only on request. */
+	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_REWEIGHT_REBALANCE));
+	EXPECT_COUNTS(1000, 1000, 1000, 1000);
+	d = wi_rebalance_delta(&self->before, &self->after);
+	EXPECT_EQ(0, d.scanned);
+	ASSERT_EQ(0, wi_read_policy(&r, self->p));
+	EXPECT_EQ(1, r.w[self->nodes[1]]);
+	EXPECT_EQ(1, r.w[self->nodes[2]]);
+
+	ASSERT_EQ(0, reweight_self(self, 1, 3, 0, 1, MPOL_REWEIGHT_REBALANCE |
+				   MPOL_REWEIGHT_SHARED));
 	EXPECT_COUNTS(800, 2400, 0, 800);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(1400, d.moved);
@@ -258,7 +268,10 @@ static void expect_shared_range_reweighted(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, r.w[self->nodes[2]]);
 }
 
-/* Shared anonymous memory is shmem: its shared policy is reweighted. */
+/*
+ * Shared anonymous memory is shmem: with MPOL_REWEIGHT_SHARED its shared
+ * policy is reweighted.
+ */
 TEST_F(rebalance, shmem_range)
 {
 	ASSERT_EQ(0, map_with_vma_policy(self, 1, 1, 1, 1, 1));
@@ -267,7 +280,8 @@ TEST_F(rebalance, shmem_range)
 
 /*
  * SysV shared memory is shmem behind shm's own vm_ops (vma_is_shmem() is
- * false): its shared policy is reweighted and its pages rebalanced too.
+ * false): with MPOL_REWEIGHT_SHARED its shared policy is reweighted and
+ * its pages rebalanced too.
  */
 TEST_F(rebalance, sysv_shm_range)
 {
@@ -351,7 +365,8 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 	set_w(self, 4, 2, 1, 1);
 	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE,
-					       MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+					       MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_MOVE_ALL |
+					       MPOL_REWEIGHT_SHARED));
 	wi_rebalance_stat_read(&self->after);
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -465,7 +480,7 @@ TEST_F(rebalance, task_policy_anon_range)
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 
-	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
+	left = reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE);
 	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	ASSERT_LE(0, left);
 	d = wi_rebalance_delta(&self->before, &self->after);
@@ -532,7 +547,7 @@ TEST_F(rebalance, mixed_thread_policies_leave_task_policy_memory)
 	ASSERT_EQ(0, wi_count_pages_per_node(a.buf, NPAGES / 4, worker));
 	ASSERT_EQ(NPAGES / 4, worker[self->nodes[3]]);
 
-	left = reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
+	left = reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE);
 	EXPECT_EQ(0, left);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.moved);
@@ -573,7 +588,7 @@ TEST_F(rebalance, task_policy_leaves_shmem_without_policy)
 	fill_pages(self->p, NPAGES, 4);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
-	reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE);
+	reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE);
 	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 4));
@@ -590,7 +605,7 @@ TEST_F(rebalance, other_modes_untouched)
 	self->args.il_weights = 0;
 	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
 				sizeof(self->args), 0));
-	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.scanned);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
@@ -640,7 +655,7 @@ TEST_F(rebalance, pinned_pages_are_planned_around)
 		SKIP(return, "io_uring buffers unavailable: %s", strerror(errno));
 	ASSERT_EQ(0, wi_page_nodes(self->p, NPAGES / 4, before));
 
-	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	EXPECT_COUNTS(2000, 1000, 500, 500);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(NPAGES, d.scanned);
@@ -683,14 +698,14 @@ TEST_F(rebalance, shared_pages_need_move_all)
 	close(done[1]);
 	ASSERT_EQ(1, read(done[0], &c, 1));
 
-	EXPECT_EQ(1000, reweight_self(self, 4, 2, 1, 1, MPOL_MF_REBALANCE));
+	EXPECT_EQ(1000, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.moved);
 	EXPECT_EQ(1000, d.failed);
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 
 	EXPECT_EQ(0, reweight_self(self, 4, 2, 1, 1,
-				   MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+				   MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_MOVE_ALL));
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(1000, d.moved);
 	EXPECT_COUNTS(2000, 1000, 500, 500);
@@ -733,7 +748,7 @@ TEST_F(rebalance, remote_process)
 	set_w(self, 1, 1, 3, 3);
 	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, self->w, WI_MAXNODE,
-					       MPOL_MF_REBALANCE));
+					       MPOL_REWEIGHT_REBALANCE));
 	wi_rebalance_stat_read(&self->after);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(1000, d.moved);
@@ -761,7 +776,7 @@ TEST_F(rebalance, refused_call_changes_nothing)
 	ASSERT_EQ(0, sys_mbind2(q, 16 * getpagesize(), &self->args,
 				sizeof(self->args), 0));
 
-	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_MF_REBALANCE));
+	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_REWEIGHT_REBALANCE));
 	EXPECT_EQ(EINVAL, errno);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.moved);

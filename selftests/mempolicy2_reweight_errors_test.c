@@ -178,13 +178,55 @@ TEST(bad_flags_einval)
 	int pidfd = sys_pidfd_open(getpid());
 
 	ASSERT_LE(0, pidfd);
-	EXPECT_EQ(EINVAL, reweight_errno(pidfd, 1U << 9));
-	EXPECT_EQ(EINVAL, reweight_errno(pidfd, MPOL_MF_MOVE));
-	EXPECT_EQ(EINVAL, reweight_errno(pidfd, MPOL_MF_STRICT));
+	EXPECT_EQ(EINVAL, reweight_errno(pidfd, 1U << 4));
+	EXPECT_EQ(EINVAL, reweight_errno(pidfd, 1U << 31));
+	/* mbind2()'s flag is not one of this call's. */
+	EXPECT_EQ(EINVAL, reweight_errno(pidfd, MPOL_MF_REBALANCE));
 	/* MOVE_ALL only means something with REBALANCE. */
-	EXPECT_EQ(EINVAL, reweight_errno(pidfd, MPOL_MF_MOVE_ALL));
+	EXPECT_EQ(EINVAL, reweight_errno(pidfd, MPOL_REWEIGHT_MOVE_ALL));
 	EXPECT_EQ(0, reweight_errno(pidfd, 0));
-	EXPECT_EQ(0, reweight_errno(pidfd, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, reweight_errno(pidfd, MPOL_REWEIGHT_REBALANCE));
+	EXPECT_EQ(0, reweight_errno(pidfd, MPOL_REWEIGHT_GLOBAL |
+					   MPOL_REWEIGHT_SHARED));
+	close(pidfd);
+}
+
+/*
+ * struct mpol_reweight_args follows the extensible-struct rules: a size
+ * below the first version is EINVAL, a larger one is read when the bytes
+ * past what the kernel knows are zero, and E2BIG when one is not.
+ */
+TEST(args_size_rules)
+{
+	unsigned char w[WI_MAXNODE] = { };
+	struct {
+		struct mpol_reweight_args args;
+		unsigned char tail[8];
+	} big = { };
+	int nodes[WI_MAX_NODES], n, pidfd;
+
+	n = wi_memory_nodes(nodes, WI_MAX_NODES);
+	if (n < 1)
+		SKIP(return, "No NUMA node with memory");
+	w[nodes[0]] = 3;
+	big.args.pol_maxnodes = WI_MAXNODE;
+	big.args.il_weights = (unsigned long)w;
+	pidfd = sys_pidfd_open(getpid());
+	ASSERT_LE(0, pidfd);
+	EXPECT_EQ(16, MPOL_REWEIGHT_ARGS_SIZE_VER0);
+	EXPECT_EQ(-1, sys_process_mpol_reweight_args(pidfd, &big.args, 8, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, sys_process_mpol_reweight_args(pidfd, &big.args, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, sys_process_mpol_reweight_args(pidfd, &big.args,
+						    sizeof(big), 0));
+	big.tail[7] = 1;
+	EXPECT_EQ(-1, sys_process_mpol_reweight_args(pidfd, &big.args,
+						     sizeof(big), 0));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(-1, sys_process_mpol_reweight_args(pidfd, NULL,
+						     sizeof(big.args), 0));
+	EXPECT_EQ(EFAULT, errno);
 	close(pidfd);
 }
 
@@ -267,7 +309,7 @@ TEST(exited_target_esrch)
 	EXPECT_EQ(ESRCH, reweight_errno(pidfd, 0));
 	/* Reaped. */
 	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
-	EXPECT_EQ(ESRCH, reweight_errno(pidfd, MPOL_MF_REBALANCE));
+	EXPECT_EQ(ESRCH, reweight_errno(pidfd, MPOL_REWEIGHT_REBALANCE));
 	close(pidfd);
 }
 
@@ -324,7 +366,7 @@ TEST(node_outside_target_cpuset_einval)
 TEST(self_needs_no_capability)
 {
 	EXPECT_EQ(0, reweight_as(-1, USER, 0));
-	EXPECT_EQ(0, reweight_as(-1, USER, MPOL_MF_REBALANCE));
+	EXPECT_EQ(0, reweight_as(-1, USER, MPOL_REWEIGHT_REBALANCE));
 }
 
 /* No ptrace-attach access to a root target, CAP_SYS_NICE or not. */
@@ -483,20 +525,20 @@ TEST(move_all_needs_cap_sys_nice)
 	ASSERT_LE(0, pidfd);
 	/* The caller's own pidfd (-1): no other rule gets in the way. */
 	EXPECT_EQ(EPERM, reweight_as(-1, ROOT_NO_NICE,
-				     MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
-	EXPECT_EQ(0, reweight_as(-1, ROOT_NO_NICE, MPOL_MF_REBALANCE));
-	EXPECT_EQ(0, reweight_as(-1, ROOT, MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL));
+				     MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_MOVE_ALL));
+	EXPECT_EQ(0, reweight_as(-1, ROOT_NO_NICE, MPOL_REWEIGHT_REBALANCE));
+	EXPECT_EQ(0, reweight_as(-1, ROOT, MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_MOVE_ALL));
 	/* Another process without CAP_SYS_NICE: refused before any flag. */
-	EXPECT_EQ(EPERM, reweight_as(pidfd, ROOT_NO_NICE, MPOL_MF_REBALANCE));
+	EXPECT_EQ(EPERM, reweight_as(pidfd, ROOT_NO_NICE, MPOL_REWEIGHT_REBALANCE));
 	close(pidfd);
 }
 
 /*
  * A weighted-interleave policy with MPOL_F_RELATIVE_NODES cannot own
- * weights (set_mempolicy2() refuses them), so a reweight that would reach
- * one is refused and changes nothing.
+ * weights (set_mempolicy2() refuses them): a reweight leaves it on the
+ * global weights, even with MPOL_REWEIGHT_GLOBAL, and succeeds.
  */
-TEST(relative_nodes_policy_einval)
+TEST(relative_nodes_policy_left_alone)
 {
 	int nodes[WI_MAX_NODES], n, i, pidfd;
 	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { };
@@ -516,11 +558,12 @@ TEST(relative_nodes_policy_einval)
 	ASSERT_LE(0, pidfd);
 	w[nodes[0]] = 5;
 	w[nodes[1]] = 1;
-	EXPECT_EQ(-1, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE, 0));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, sys_process_mpol_reweight(pidfd, w, WI_MAXNODE,
+					       MPOL_REWEIGHT_GLOBAL));
 	ASSERT_EQ(0, wi_read_policy(&after, NULL));
 	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, after.args.mode);
-	EXPECT_EQ(MPOL_F_RELATIVE_NODES | MPOL_F_GLOBAL_WEIGHTS, after.args.mode_flags);
+	EXPECT_EQ(MPOL_F_RELATIVE_NODES, after.args.mode_flags);
+	EXPECT_EQ(MPOL_ARGS_GLOBAL_WEIGHTS, after.args.flags);
 	EXPECT_EQ(0, memcmp(before.w, after.w, sizeof(before.w)));
 	close(pidfd);
 	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);

@@ -67,10 +67,23 @@ static inline long sys_mbind2(void *addr, unsigned long len,
 	return syscall(__NR_mbind2, addr, len, args, size, flags);
 }
 
+static inline long sys_process_mpol_reweight_args(int pidfd,
+						  const struct mpol_reweight_args *args,
+						  size_t size, unsigned int flags)
+{
+	return syscall(__NR_process_mpol_reweight, pidfd, args, size, flags);
+}
+
+/* The weights as @maxnode bytes at @weights, in a struct of today's size. */
 static inline long sys_process_mpol_reweight(int pidfd, const unsigned char *weights,
 					     unsigned long maxnode, unsigned int flags)
 {
-	return syscall(__NR_process_mpol_reweight, pidfd, weights, maxnode, flags);
+	struct mpol_reweight_args args = {
+		.pol_maxnodes = maxnode,
+		.il_weights = (unsigned long)weights,
+	};
+
+	return sys_process_mpol_reweight_args(pidfd, &args, sizeof(args), flags);
 }
 
 static inline int sys_pidfd_open(int pid)

@@ -162,7 +162,7 @@ TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 	during = atomic_load(&r.done);
 	atomic_store(&r.in_call, 1);
 	t0 = now_s();
-	ret = sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_MF_REBALANCE);
+	ret = sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE);
 	took = now_s() - t0;
 	atomic_store(&r.in_call, 0);
 	during = atomic_load(&r.done) - during;
@@ -209,7 +209,7 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 		if (pidfd < 0 ||
 		    write(ready[1], &t.want, sizeof(t.want)) != sizeof(t.want))
 			_exit(3);
-		sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_MF_REBALANCE);
+		sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE);
 		/* Not reached if the kill ends the call first. */
 		_exit(0);
 	}
