@@ -625,14 +625,22 @@ static int rebalance_walk_stop(struct mpol_rebalance *rb, unsigned long addr)
 }
 
 /*
- * Pages under migration (NUMA balancing, compaction, another call) when
- * the counting walk reaches them: where they land is not this call's to
- * plan, so they count as not moved, as mbind() counts them as failed.
+ * @nr pages of @page under migration (NUMA balancing, compaction, another
+ * call) when the counting walk reaches them: where they land is not this
+ * call's to plan.  They count as fixed on the node they are leaving, as a
+ * pinned folio does, and not as failed: whether they had to move is not
+ * known, and compaction running is no failure of the caller's.
  */
-static void rebalance_busy(struct mpol_rebalance *rb, unsigned long nr)
+static void rebalance_busy(struct mpol_rebalance *rb, struct page *page,
+			   unsigned long nr)
 {
-	if (rb->counting)
-		rb->busy += nr;
+	int nid = page_to_nid(page);
+
+	if (!rb->counting)
+		return;
+	rb->cur[nid] += nr;
+	rb->fixed[nid] += nr;
+	rb->scanned += nr;
 }
 
 static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
@@ -658,7 +666,9 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		folio = pmd_present(pmdval) ?
 			vm_normal_folio_pmd(vma, addr, pmdval) : NULL;
 		if (is_pmd_migration_entry(pmdval))
-			rebalance_busy(rb, (end - addr) >> PAGE_SHIFT);
+			rebalance_busy(rb,
+				       pfn_swap_entry_to_page(pmd_to_swp_entry(pmdval)),
+				       (end - addr) >> PAGE_SHIFT);
 		else if (folio && !folio_is_zone_device(folio))
 			rebalance_folio(rb, folio,
 					(end - addr) >> PAGE_SHIFT, false);
@@ -679,9 +689,10 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		ptent = ptep_get(pte);
 		if (!pte_present(ptent)) {
 			/* Off the hot path: most PTEs here map a page. */
-			if (!pte_none(ptent) &&
-			    is_migration_entry(pte_to_swp_entry(ptent)))
-				rebalance_busy(rb, 1);
+			swp_entry_t entry = pte_to_swp_entry(ptent);
+
+			if (!pte_none(ptent) && is_migration_entry(entry))
+				rebalance_busy(rb, pfn_swap_entry_to_page(entry), 1);
 			continue;
 		}
 		folio = vm_normal_folio(vma, addr, ptent);
@@ -717,6 +728,10 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 		rebalance_folio(rb, pfn_folio(pte_pfn(entry)),
 				(end - addr) >> PAGE_SHIFT,
 				hugetlb_pmd_shared(pte));
+	else if (is_hugetlb_entry_migration(entry))
+		rebalance_busy(rb,
+			       pfn_swap_entry_to_page(pte_to_swp_entry(entry)),
+			       (end - addr) >> PAGE_SHIFT);
 	spin_unlock(ptl);
 	cond_resched();
 	return rebalance_walk_stop(rb, end);
@@ -937,8 +952,8 @@ int mpol_rebalance_migrate(struct mpol_rebalance *rb)
  * @rb: state from mpol_rebalance_init(), freed here
  *
  * Context: process context, mmap_lock not held.
- * Return: the pages that had to move but did not, and those found under
- * migration.  After a fatal signal, only the pages it tried to move count.
+ * Return: the pages that had to move but did not.  After a fatal signal,
+ * only the pages it tried to move count.
  */
 unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 {
@@ -949,7 +964,7 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	if (rb->lru_disabled)
 		lru_cache_enable();
 
-	failed = rb->needed - min(rb->moved, rb->needed) + rb->busy;
+	failed = rb->needed - min(rb->moved, rb->needed);
 	count_vm_events(MPOL_REBALANCE_SCANNED, rb->scanned);
 	count_vm_events(MPOL_REBALANCE_FAILED, failed);
 

@@ -56,8 +56,6 @@ struct mpol_rebalance_class {
  * @batch: pages queued since the last mpol_rebalance_migrate()
  * @tried: pages handed to migrate_pages()
  * @moved: pages migrated
- * @busy: pages the counting walks found under migration: neither planned
- *	nor moved, they count as not moved
  * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
  * @resume: where the second walk stopped
@@ -90,7 +88,6 @@ struct mpol_rebalance {
 	unsigned long batch;
 	unsigned long tried;
 	unsigned long moved;
-	unsigned long busy;
 	unsigned long to_queue;
 	unsigned long resume;
 	int nr_sizes;

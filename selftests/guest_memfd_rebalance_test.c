@@ -217,7 +217,8 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 	ASSERT_EQ(0, bind(self, self->gmem, self->len, 1, 2, 3, 4, 0));
 	node_weights(self, w, 4, 2, 1, 1);
 	wi_rebalance_stat_read(&self->before);
-	EXPECT_EQ(0, sys_process_mpol_reweight(self->pidfd, w, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE));
+	EXPECT_EQ(0, sys_process_mpol_reweight(self->pidfd, w, WI_MAXNODE,
+					       MPOL_REWEIGHT_REBALANCE));
 	wi_rebalance_stat_read(&self->after);
 
 	expect_anon(_metadata, self, 200, 100, 50, 50);

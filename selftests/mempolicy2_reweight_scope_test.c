@@ -61,7 +61,7 @@ FIXTURE_TEARDOWN(scope)
 }
 
 /* Weighted interleave over the first two nodes, own @w or global (NULL). */
-static long set_wi(FIXTURE_DATA(scope) *self, void *addr, size_t len,
+static long set_wi(struct _test_data_scope *self, void *addr, size_t len,
 		   const unsigned char *w)
 {
 	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
@@ -73,7 +73,7 @@ static long set_wi(FIXTURE_DATA(scope) *self, void *addr, size_t len,
 	return sys_mbind2(addr, len, &args, sizeof(args), 0);
 }
 
-static long reweight(FIXTURE_DATA(scope) *self, unsigned int flags)
+static long reweight(struct _test_data_scope *self, unsigned int flags)
 {
 	return sys_process_mpol_reweight(self->pidfd, self->new_w, WI_MAXNODE,
 					 flags);
@@ -148,7 +148,7 @@ TEST_F(scope, vma_policy_on_global_weights_changes_only_on_request)
 
 /* A memfd of NPAGES pages whose shared policy is own @old_w throughout. */
 static int memfd_with_policy(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(scope) *self)
+			     struct _test_data_scope *self)
 {
 	size_t len = NPAGES * self->page;
 	char *p;
@@ -166,7 +166,7 @@ static int memfd_with_policy(struct __test_metadata *_metadata,
 }
 
 /* Map @npages of @fd from page @first, as the open file @fd allows. */
-static char *map_part(FIXTURE_DATA(scope) *self, int fd, int prot,
+static char *map_part(struct _test_data_scope *self, int fd, int prot,
 		      size_t first, size_t npages)
 {
 	return mmap(NULL, npages * self->page, prot, MAP_SHARED, fd,

@@ -287,7 +287,8 @@ static void *racer_fn(void *arg)
 		if (pidfd >= 0) {
 			unpack_weights(st, random_weights(&rng), w);
 			ret = sys_process_mpol_reweight(pidfd, w, WI_MAXNODE,
-							MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_MOVE_ALL);
+							MPOL_REWEIGHT_REBALANCE |
+							MPOL_REWEIGHT_MOVE_ALL);
 			if (ret >= 0)
 				st->racer_child_reweights++;
 			else if (errno == ESRCH)
@@ -476,7 +477,8 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 
 		moved_before = wi_vmstat("mpol_rebalance_moved");
 		ASSERT_LE(0, moved_before) TH_LOG("/proc/vmstat has no mpol_rebalance_moved");
-		ret = sys_process_mpol_reweight(self->pidfd, w, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE);
+		ret = sys_process_mpol_reweight(self->pidfd, w, WI_MAXNODE,
+						MPOL_REWEIGHT_REBALANCE);
 		ASSERT_EQ(0, ret) TH_LOG("final rebalance: ret %ld (%s)", ret,
 					 ret < 0 ? strerror(errno) : "pages not moved");
 		moved_after = wi_vmstat("mpol_rebalance_moved");
