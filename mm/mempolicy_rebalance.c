@@ -46,6 +46,9 @@
 #include "internal.h"
 #include "mempolicy_rebalance.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/mempolicy.h>
+
 /**
  * mpol_rebalance_targets - largest-remainder share of each node
  * @total: resident pages to share out
@@ -641,6 +644,7 @@ static void rebalance_busy(struct mpol_rebalance *rb, struct page *page,
 	rb->cur[nid] += nr;
 	rb->fixed[nid] += nr;
 	rb->scanned += nr;
+	rb->busy += nr;
 }
 
 static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
@@ -967,6 +971,8 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	failed = rb->needed - min(rb->moved, rb->needed);
 	count_vm_events(MPOL_REBALANCE_SCANNED, rb->scanned);
 	count_vm_events(MPOL_REBALANCE_FAILED, failed);
+	trace_mpol_rebalance(rb->scanned, rb->needed, rb->moved, failed,
+			     rb->busy);
 
 	mpol_rebalance_free(rb);
 	return failed;

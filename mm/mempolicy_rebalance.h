@@ -56,6 +56,8 @@ struct mpol_rebalance_class {
  * @batch: pages queued since the last mpol_rebalance_migrate()
  * @tried: pages handed to migrate_pages()
  * @moved: pages migrated
+ * @busy: pages the counting walks found under migration, fixed where they
+ *	were (for the mpol_rebalance tracepoint)
  * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
  * @resume: where the second walk stopped
@@ -88,6 +90,7 @@ struct mpol_rebalance {
 	unsigned long batch;
 	unsigned long tried;
 	unsigned long moved;
+	unsigned long busy;
 	unsigned long to_queue;
 	unsigned long resume;
 	int nr_sizes;

@@ -15,6 +15,7 @@
 #include "../kselftest_harness.h"
 #include <linux/io_uring.h>
 #include <sys/ipc.h>
+#include <sys/mount.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -168,6 +169,64 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 	ASSERT_EQ(0, reweight_self(self, 1, 1, 1, 1, MPOL_REWEIGHT_REBALANCE));
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.moved);
+}
+
+#define TRACING "/sys/kernel/tracing"
+#define TP_DIR TRACING "/events/mempolicy/mpol_rebalance"
+
+/* Write @text to tracefs file @name, truncating it ("trace": clear); 0 or -1. */
+static int tracing_write(const char *name, const char *text)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), TRACING "/%s", name);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/*
+ * The mpol_rebalance tracepoint reports each call: the same call as above
+ * must show 4000 pages found, 1000 to move, 1000 moved, 0 failed and none
+ * under migration.  Kernels built without event tracing skip.
+ */
+TEST_F(rebalance, tracepoint_reports_the_call)
+{
+	const char *want = "mpol_rebalance: scanned=4000 needed=1000 moved=1000 failed=0 busy=0";
+	char line[512];
+	int found = 0;
+	FILE *f;
+
+	if (access(TP_DIR, F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	if (access(TP_DIR, F_OK))
+		SKIP(return, "No %s (a kernel without CONFIG_EVENT_TRACING)", TP_DIR);
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	ASSERT_EQ(0, tracing_write("tracing_on", "0"));
+	ASSERT_EQ(0, tracing_write("trace", ""));
+	ASSERT_EQ(0, tracing_write("events/mempolicy/mpol_rebalance/enable", "1"));
+	ASSERT_EQ(0, tracing_write("tracing_on", "1"));
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
+	ASSERT_EQ(0, tracing_write("tracing_on", "0"));
+	ASSERT_EQ(0, tracing_write("events/mempolicy/mpol_rebalance/enable", "0"));
+	EXPECT_COUNTS(2000, 1000, 500, 500);
+
+	f = fopen(TRACING "/trace", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "mpol_rebalance:"))
+			continue;
+		found++;
+		TH_LOG("%s", line);
+		EXPECT_NE(NULL, strstr(line, want));
+	}
+	fclose(f);
+	EXPECT_EQ(1, found);
 }
 
 /*
