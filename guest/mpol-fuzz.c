@@ -13,8 +13,9 @@
  * MPOL_REWEIGHT_* flag and stray bits, weights 0/1/255 and all-zero, nodes
  * outside the online set, home nodes, pidfds of itself, a live child,
  * exited children and non-pidfd descriptors, ranges over anon, shmem,
- * read-only and unmapped slots of a small arena, and rebalancing on
- * ranges that hold few pages so each call stays fast.
+ * read-only and unmapped slots of a small arena and a memfd mapped from a
+ * read-only descriptor, and rebalancing on ranges that hold few pages so
+ * each call stays fast.
  *
  * The invariants it checks:
  *  - a call that fails changes nothing.  It keeps a shadow of the state it
@@ -26,8 +27,9 @@
  *    (reweight_expect()): a weighted-interleave policy takes the new
  *    weights if it has weights of its own, or follows the global ones and
  *    MPOL_REWEIGHT_GLOBAL was passed; shared (shmem) policies only with
- *    MPOL_REWEIGHT_SHARED; relative-nodes policies never (they are skipped,
- *    the call does not fail); nothing else changes;
+ *    MPOL_REWEIGHT_SHARED, and only of objects opened for writing;
+ *    relative-nodes policies never (they are skipped, the call does not
+ *    fail); nothing else changes;
  *  - the struct size rules: a size below the struct's (MPOL_ARGS_SIZE_VER0,
  *    MPOL_REWEIGHT_ARGS_SIZE_VER0) is EINVAL, above PAGE_SIZE or with a
  *    non-zero byte past the struct E2BIG, whenever the flags get the call
@@ -92,18 +94,24 @@ static int sane;
 
 /* ---- the arena: the mappings whose policies we track --------------------- */
 /*
- * Ten slots of SLOT_PAGES pages, side by side, so ranges can straddle two
+ * Eleven slots of SLOT_PAGES pages, side by side, so ranges can straddle two
  * mappings or a mapping and a hole.  Slots 3 and 7 are holes; the first
  * and last are PROT_NONE mappings that keep ranges chosen here from
  * reaching memory outside the arena.
  */
-#define NR_SLOTS 10
+#define NR_SLOTS 11
 #define SLOT_PAGES 4
 #define HOLE_SLOT 3
-enum slot_kind { SLOT_ANON, SLOT_SHMEM, SLOT_RO, SLOT_NONE, SLOT_HOLE };
+/*
+ * SLOT_SHMEM: shared anonymous memory (shmem, opened for writing);
+ * SLOT_SHMEM_RDONLY: a memfd mapped from a descriptor opened O_RDONLY,
+ * whose shared policy a reweight leaves alone even with
+ * MPOL_REWEIGHT_SHARED.
+ */
+enum slot_kind { SLOT_ANON, SLOT_SHMEM, SLOT_SHMEM_RDONLY, SLOT_RO, SLOT_NONE, SLOT_HOLE };
 static const enum slot_kind slot_kind[NR_SLOTS] = {
 	SLOT_NONE, SLOT_ANON, SLOT_ANON, SLOT_HOLE, SLOT_SHMEM,
-	SLOT_SHMEM, SLOT_RO, SLOT_HOLE, SLOT_ANON, SLOT_NONE,
+	SLOT_SHMEM, SLOT_RO, SLOT_HOLE, SLOT_ANON, SLOT_SHMEM_RDONLY, SLOT_NONE,
 };
 static char *arena;
 #define MAX_TRACKED (NR_SLOTS * SLOT_PAGES)
@@ -432,11 +440,12 @@ static int expect_errno, expect_by_size;
  * each arena page) why it kept its weights or that it took the new ones.
  */
 static unsigned long rw_checked, rw_mismatches;
-enum { RW_CHANGED, RW_KEPT_GLOBAL, RW_KEPT_SHARED, RW_KEPT_RELATIVE, NR_RW };
+enum { RW_CHANGED, RW_KEPT_GLOBAL, RW_KEPT_SHARED, RW_KEPT_RDONLY, RW_KEPT_RELATIVE, NR_RW };
 static unsigned long rw_policies[NR_RW];
 static const char *const rw_name[NR_RW] = {
 	"took the new weights", "kept: on the global weights, no MPOL_REWEIGHT_GLOBAL",
-	"kept: shared, no MPOL_REWEIGHT_SHARED", "kept: relative nodes (skipped)",
+	"kept: shared, no MPOL_REWEIGHT_SHARED", "kept: shared, object opened read-only",
+	"kept: relative nodes (skipped)",
 };
 
 /* The last reweight, for reweight_expect(): target, flags and the table read. */
@@ -984,8 +993,10 @@ static long call_sysfs(void)
  * last_rw_flags and last_rw_table:
  *  - only weighted interleave changes; relative nodes never (such a policy
  *    follows the global weights and is skipped, not refused);
- *  - a shared policy only with MPOL_REWEIGHT_SHARED (the arena's shmem is
- *    opened for writing by both processes);
+ *  - a shared policy only with MPOL_REWEIGHT_SHARED, and only where the
+ *    target opened the object for writing: the arena's shmem slots, not
+ *    its memfd mapped from an O_RDONLY descriptor (both processes map
+ *    each the same way);
  *  - one on the global weights (MPOL_ARGS_GLOBAL_WEIGHTS read back) only
  *    with MPOL_REWEIGHT_GLOBAL; it then owns the new weights, so the flag
  *    goes;
@@ -995,8 +1006,10 @@ static long call_sysfs(void)
  *    once an earlier reweight gave it the process's table: it reads back
  *    as its own weights then, and takes every later table.
  */
-static void reweight_apply(struct snap *s, int shared)
+static void reweight_apply(struct snap *s, enum slot_kind kind)
 {
+	int shared = kind == SLOT_SHMEM || kind == SLOT_SHMEM_RDONLY;
+
 	if (s->ret || s->mode != MPOL_WEIGHTED_INTERLEAVE)
 		return;
 	if (s->mode_flags & MPOL_F_RELATIVE_NODES) {
@@ -1005,6 +1018,10 @@ static void reweight_apply(struct snap *s, int shared)
 	}
 	if (shared && !(last_rw_flags & MPOL_REWEIGHT_SHARED)) {
 		rw_policies[RW_KEPT_SHARED]++;
+		return;
+	}
+	if (kind == SLOT_SHMEM_RDONLY) {
+		rw_policies[RW_KEPT_RDONLY]++;
 		return;
 	}
 	if ((s->flags & MPOL_ARGS_GLOBAL_WEIGHTS) && !(last_rw_flags & MPOL_REWEIGHT_GLOBAL)) {
@@ -1016,9 +1033,14 @@ static void reweight_apply(struct snap *s, int shared)
 	rw_policies[RW_CHANGED]++;
 }
 
+static enum slot_kind page_kind(int i)
+{
+	return slot_kind[(tracked[i] - arena) / (SLOT_PAGES * PG)];
+}
+
 static int page_is_shared(int i)
 {
-	return slot_kind[(tracked[i] - arena) / (SLOT_PAGES * PG)] == SLOT_SHMEM;
+	return page_kind(i) == SLOT_SHMEM || page_kind(i) == SLOT_SHMEM_RDONLY;
 }
 
 /*
@@ -1034,10 +1056,10 @@ static void reweight_expect(struct state *want)
 
 	*want = shadow;
 	if (last_rw_target == RW_SELF)
-		reweight_apply(&want->task, 0);
+		reweight_apply(&want->task, SLOT_ANON);
 	for (i = 0; i < nr_tracked; i++)
 		if (last_rw_target == RW_SELF || page_is_shared(i))
-			reweight_apply(&want->page[i], page_is_shared(i));
+			reweight_apply(&want->page[i], page_kind(i));
 }
 
 /* ---- setup --------------------------------------------------------------------- */
@@ -1078,6 +1100,20 @@ static void setup_arena(void)
 			map_or_die(at, len, PROT_READ,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
 			break;
+		case SLOT_SHMEM_RDONLY: {
+			int fd = memfd_create("mpol-fuzz-rdonly", 0), ro = -1;
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			if (fd < 0 || ftruncate(fd, len) || (ro = open(path, O_RDONLY)) < 0 ||
+			    mmap(at, len, PROT_READ, MAP_SHARED | MAP_FIXED, ro, 0) == MAP_FAILED) {
+				perror("mpol-fuzz: a memfd mapped read-only");
+				exit(2);
+			}
+			close(ro);
+			close(fd);
+			break;
+		}
 		case SLOT_NONE:
 			break;	/* stays part of the PROT_NONE reservation */
 		}
