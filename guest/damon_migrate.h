@@ -5,7 +5,8 @@
  * no damo): a "vaddr" context on one process, one monitored region, and
  * one DAMOS scheme migrate_hot (or migrate_cold) with weighted
  * destinations (Linux 6.17+, schemes/0/dests/).  Used by rebalance-bench
- * --peers to set DAMON's weighted migration beside MPOL_MF_REBALANCE.
+ * --peers to set DAMON's weighted migration beside the kernel's rebalance
+ * (process_mpol_reweight() with MPOL_REWEIGHT_REBALANCE).
  *
  * What DAMON does with the scheme (7.3, mm/damon/vaddr.c
  * damos_va_migrate_dests_add()): at each apply interval it walks every

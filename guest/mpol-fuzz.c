@@ -5,19 +5,35 @@
  * It drives set_mempolicy2 (1000), get_mempolicy2 (1001), mbind2 (1002),
  * process_mpol_reweight (1003) and the global weight files
  * /sys/kernel/mm/mempolicy/weighted_interleave/nodeN with random and
- * boundary arguments: struct sizes around 32 and PAGE_SIZE with zero and
- * non-zero tails, maxnode 0/1/nr/nr+1/PAGE_SIZE*8/+1, NULL, unmapped,
- * read-only and page-straddling pointers, every mode and flag bit, weights
- * 0/1/255 and all-zero, nodes outside the online set, home nodes, pidfds of
- * itself, a live child, exited children and non-pidfd descriptors, ranges
- * over anon, shmem, read-only and unmapped slots of a small arena, and
- * MPOL_MF_REBALANCE on ranges that hold few pages so each call stays fast.
+ * boundary arguments: struct mpol_args sizes around 40 (32, the size
+ * before v5, included) and PAGE_SIZE with zero and non-zero tails, struct
+ * mpol_reweight_args sizes around 16 likewise, maxnode
+ * 0/1/nr/nr+1/PAGE_SIZE*8/+1, NULL, unmapped, read-only and
+ * page-straddling pointers, every mode, mode flag, MPOL_ARGS_* and
+ * MPOL_REWEIGHT_* flag and stray bits, weights 0/1/255 and all-zero, nodes
+ * outside the online set, home nodes, pidfds of itself, a live child,
+ * exited children and non-pidfd descriptors, ranges over anon, shmem,
+ * read-only and unmapped slots of a small arena and a memfd mapped from a
+ * read-only descriptor, and rebalancing on ranges that hold few pages so
+ * each call stays fast.
  *
- * The invariant it checks: a call that fails changes nothing.  It keeps a
- * shadow of the state it can read back (its task policy, the VMA policy of
- * every page of its arena via MPOL_F_ADDR, the global sysfs weights),
- * refreshed from the kernel after each successful call, and compares the
- * kernel's state with it after every failed one.
+ * The invariants it checks:
+ *  - a call that fails changes nothing.  It keeps a shadow of the state it
+ *    can read back (its task policy, the VMA policy of every page of its
+ *    arena via MPOL_F_ADDR, the global sysfs weights), refreshed from the
+ *    kernel after each successful call, and compares the kernel's state
+ *    with it after every failed one;
+ *  - a reweight that succeeds leaves exactly the state the v5 rules give
+ *    (reweight_expect()): a weighted-interleave policy takes the new
+ *    weights if it has weights of its own, or follows the global ones and
+ *    MPOL_REWEIGHT_GLOBAL was passed; shared (shmem) policies only with
+ *    MPOL_REWEIGHT_SHARED, and only of objects opened for writing;
+ *    relative-nodes policies never (they are skipped, the call does not
+ *    fail); nothing else changes;
+ *  - the struct size rules: a size below the struct's (MPOL_ARGS_SIZE_VER0,
+ *    MPOL_REWEIGHT_ARGS_SIZE_VER0) is EINVAL, above PAGE_SIZE or with a
+ *    non-zero byte past the struct E2BIG, whenever the flags get the call
+ *    that far.
  *
  * The sequence depends only on --seed, so a failure is reproduced with the
  * same --seed and --calls.  Global weights are restored at exit.
@@ -33,6 +49,7 @@
 
 #include "numa_util.h"
 #include "cpuset_util.h"
+#include "mpol_reweight.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -77,18 +94,24 @@ static int sane;
 
 /* ---- the arena: the mappings whose policies we track --------------------- */
 /*
- * Ten slots of SLOT_PAGES pages, side by side, so ranges can straddle two
+ * Eleven slots of SLOT_PAGES pages, side by side, so ranges can straddle two
  * mappings or a mapping and a hole.  Slots 3 and 7 are holes; the first
  * and last are PROT_NONE mappings that keep ranges chosen here from
  * reaching memory outside the arena.
  */
-#define NR_SLOTS 10
+#define NR_SLOTS 11
 #define SLOT_PAGES 4
 #define HOLE_SLOT 3
-enum slot_kind { SLOT_ANON, SLOT_SHMEM, SLOT_RO, SLOT_NONE, SLOT_HOLE };
+/*
+ * SLOT_SHMEM: shared anonymous memory (shmem, opened for writing);
+ * SLOT_SHMEM_RDONLY: a memfd mapped from a descriptor opened O_RDONLY,
+ * whose shared policy a reweight leaves alone even with
+ * MPOL_REWEIGHT_SHARED.
+ */
+enum slot_kind { SLOT_ANON, SLOT_SHMEM, SLOT_SHMEM_RDONLY, SLOT_RO, SLOT_NONE, SLOT_HOLE };
 static const enum slot_kind slot_kind[NR_SLOTS] = {
 	SLOT_NONE, SLOT_ANON, SLOT_ANON, SLOT_HOLE, SLOT_SHMEM,
-	SLOT_SHMEM, SLOT_RO, SLOT_HOLE, SLOT_ANON, SLOT_NONE,
+	SLOT_SHMEM, SLOT_RO, SLOT_HOLE, SLOT_ANON, SLOT_SHMEM_RDONLY, SLOT_NONE,
 };
 static char *arena;
 #define MAX_TRACKED (NR_SLOTS * SLOT_PAGES)
@@ -110,6 +133,7 @@ static char *ro_page;
 static int nr_nodes;			/* online memory nodes */
 static int node_ids[WI_MAX_NODES];
 static int max_node_id;
+static int nr_node_ids;			/* highest possible node + 1, the kernel's */
 
 /* ---- state and shadow ------------------------------------------------------ */
 struct snap {
@@ -117,6 +141,7 @@ struct snap {
 	int err;
 	unsigned short mode, mode_flags;
 	int home_node;
+	unsigned long long flags;	/* MPOL_ARGS_* that get_mempolicy2() reports */
 	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	unsigned char w[WI_MAXNODE];
 };
@@ -127,7 +152,7 @@ struct state {
 	int sysfs[WI_MAX_NODES];
 };
 
-static struct state shadow, now;
+static struct state shadow, now, want;
 static int saved_sysfs[WI_MAX_NODES];
 static int sysfs_fd[WI_MAX_NODES];
 static int have_saved_sysfs;
@@ -142,6 +167,7 @@ static void read_snap(struct snap *s, void *addr)
 	s->mode = p.args.mode;
 	s->mode_flags = p.args.mode_flags;
 	s->home_node = p.args.home_node;
+	s->flags = p.args.flags;
 	memcpy(s->mask, p.mask, sizeof(s->mask));
 	memcpy(s->w, p.w, sizeof(s->w));
 }
@@ -172,6 +198,7 @@ static int snap_equal(const struct snap *a, const struct snap *b)
 {
 	return a->ret == b->ret && a->err == b->err && a->mode == b->mode &&
 	       a->mode_flags == b->mode_flags && a->home_node == b->home_node &&
+	       a->flags == b->flags &&
 	       !memcmp(a->mask, b->mask, sizeof(a->mask)) &&
 	       !memcmp(a->w, b->w, sizeof(a->w));
 }
@@ -180,11 +207,49 @@ static void print_snap(const char *what, const struct snap *s)
 {
 	int i;
 
-	printf("#     %-8s ret=%ld err=%d mode=%u flags=0x%x home=%d mask=0x%lx w=",
-	       what, s->ret, s->err, s->mode, s->mode_flags, s->home_node, s->mask[0]);
+	printf("#     %-8s ret=%ld err=%d mode=%u mflags=0x%x flags=0x%llx home=%d mask=0x%lx w=",
+	       what, s->ret, s->err, s->mode, s->mode_flags, s->flags, s->home_node, s->mask[0]);
 	for (i = 0; i < nr_nodes; i++)
 		printf("%s%u", i ? "," : "", s->w[node_ids[i]]);
 	printf("\n");
+}
+
+static int state_equal(const struct state *a, const struct state *b)
+{
+	int i;
+
+	if (memcmp(a->sysfs, b->sysfs, sizeof(a->sysfs)) || !snap_equal(&a->task, &b->task))
+		return 0;
+	for (i = 0; i < nr_tracked; i++)
+		if (!snap_equal(&a->page[i], &b->page[i]))
+			return 0;
+	return 1;
+}
+
+/* Print where @now differs from @was, labelled @lw and @ln. */
+static void print_state_diff(const struct state *was, const struct state *now,
+			     const char *lw, const char *ln)
+{
+	char l1[16], l2[16];
+	int i;
+
+	if (!snap_equal(&now->task, &was->task)) {
+		snprintf(l1, sizeof(l1), "task %s", lw);
+		snprintf(l2, sizeof(l2), "task %s", ln);
+		print_snap(l1, &was->task);
+		print_snap(l2, &now->task);
+	}
+	for (i = 0; i < nr_tracked; i++) {
+		if (snap_equal(&now->page[i], &was->page[i]))
+			continue;
+		printf("#     arena page %+ld:\n", (long)(tracked[i] - arena) / (long)PG);
+		print_snap(lw, &was->page[i]);
+		print_snap(ln, &now->page[i]);
+	}
+	for (i = 0; i < nr_nodes; i++)
+		if (now->sysfs[i] != was->sysfs[i])
+			printf("#     sysfs node%d weight %s %d, %s %d\n",
+			       node_ids[i], lw, was->sysfs[i], ln, now->sysfs[i]);
 }
 
 /* ---- restoring the global weights --------------------------------------- */
@@ -351,6 +416,43 @@ static unsigned long sc_calls[NR_SC], sc_ok[NR_SC];
 static unsigned long errno_hist[NR_SC][MAX_ERRNO + 1];
 static unsigned long mismatches, bad_returns, checks, strict_eio;
 static unsigned int last_mbind_flags;
+
+/*
+ * The struct size rules, checked where the flags let the call reach them:
+ * calls whose size alone decides the error, and those that got another.
+ */
+static unsigned long size_short, size_big, flag_refusals, rule_wrong;
+static int have_mpol2, have_reweight, have_rebalance;
+
+/*
+ * The last call's struct as the kernel sees it: size, whether a byte past
+ * the struct is non-zero, and whether the pointer lets the kernel read the
+ * whole size (so that tail is what decides).  expect_errno is what the
+ * flags and size rules alone say the call must fail with, or 0.
+ */
+static size_t last_size;
+static int last_tail_nonzero, last_readable;
+static int expect_errno, expect_by_size;
+
+/*
+ * Successful reweights, checked against reweight_expect(): calls checked,
+ * calls that left another state, and per policy seen (the task policy,
+ * each arena page) why it kept its weights or that it took the new ones.
+ */
+static unsigned long rw_checked, rw_mismatches;
+enum { RW_CHANGED, RW_KEPT_GLOBAL, RW_KEPT_SHARED, RW_KEPT_RDONLY, RW_KEPT_RELATIVE, NR_RW };
+static unsigned long rw_policies[NR_RW];
+static const char *const rw_name[NR_RW] = {
+	"took the new weights", "kept: on the global weights, no MPOL_REWEIGHT_GLOBAL",
+	"kept: shared, no MPOL_REWEIGHT_SHARED", "kept: shared, object opened read-only",
+	"kept: relative nodes (skipped)",
+};
+
+/* The last reweight, for reweight_expect(): target, flags and the table read. */
+enum { RW_SELF, RW_CHILD, RW_OTHER };
+static int last_rw_target;
+static unsigned int last_rw_flags;
+static unsigned char last_rw_table[WI_MAXNODE];
 static int verbose;
 
 /* Description of the call being made, printed on a mismatch. */
@@ -490,15 +592,63 @@ struct built_args {
 	const char *where;
 };
 
+/*
+ * A struct size around @ver0 (the struct's size), or PAGE_SIZE, or
+ * random; a byte past the struct made non-zero at random.  Records the
+ * size, the tail and whether the kernel can read all of it for the size
+ * rules' check (see pick_ptr() for where each kind points).
+ */
+static size_t pick_size(size_t ver0, unsigned char *buf, size_t room)
+{
+	const size_t sizes[] = {
+		0, 8, ver0 / 2, ver0 - 8, ver0 - 1, ver0, ver0 + 1, ver0 + 8,
+		2 * ver0, 64, PG, PG + 1, 2 * PG,
+	};
+	size_t size = !ODD(30) ? ver0 : chance(80) ? PICK(sizes) : below(3 * PG);
+
+	last_tail_nonzero = 0;
+	if (size > ver0 && ODD(40)) {
+		size_t at = ver0 + below((size < room ? size : room) - ver0);
+
+		buf[at] = 1 + below(255);
+		last_tail_nonzero = 1;
+	}
+	last_size = size;
+	return size;
+}
+
+/*
+ * Where the struct was passed from: "good" (the whole buffer readable) and
+ * "ro" (a copy of its first page) hold the whole of a size up to a page.
+ */
+static void note_readable(const char *where)
+{
+	last_readable = !strcmp(where, "good") || !strcmp(where, "ro");
+}
+
+/*
+ * The error the size alone gives, once the flags are accepted: below
+ * @ver0 EINVAL, above PAGE_SIZE E2BIG, a non-zero byte past the struct
+ * E2BIG (only known if the kernel can read the bytes); else 0.
+ */
+static int size_rule_errno(size_t ver0)
+{
+	if (last_size < ver0)
+		return EINVAL;
+	if (last_size > PG)
+		return E2BIG;
+	if (last_tail_nonzero && last_readable)
+		return E2BIG;
+	return 0;
+}
+
 /* Build a random struct mpol_args in args_buf, with size and tail. */
 static void build_args(struct built_args *b, int for_get)
 {
 	struct mpol_args *a = (struct mpol_args *)args_buf;
-	const size_t sizes[] = { 0, 16, 24, 31, 32, 33, 40, 64, PG, PG + 1, 2 * PG };
 	const int homes[] = { -1, 0, 1, 63, 64, 1000, INT_MIN, INT_MAX, -2 };
 	const char *mk = "", *wk = "";
 	unsigned long maxnode;
-	int tail_nonzero = 0;
 
 	memset(args_buf, 0, sizeof(args_buf));
 	maxnode = pick_maxnode();
@@ -519,12 +669,25 @@ static void build_args(struct built_args *b, int for_get)
 		a->mode_flags = PICK(((const unsigned short[]){
 			MPOL_F_STATIC_NODES, MPOL_F_RELATIVE_NODES, MPOL_F_NUMA_BALANCING,
 			MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES,
-			MPOL_F_HOME_NODE, MPOL_F_GLOBAL_WEIGHTS,
-			MPOL_F_HOME_NODE | MPOL_F_STATIC_NODES }));
+			/* v4's home node and global weights bits: now EINVAL here */
+			1U << 12, 1U << 11, (1U << 12) | MPOL_F_STATIC_NODES }));
 	else
 		a->mode_flags = chance(70) ? 1U << below(16) : (unsigned short)rnd();
+	/* the flags word: home node, global weights, both, stray bits */
+	if (!ODD(40))
+		a->flags = 0;
+	else if (chance(60))
+		a->flags = PICK(((const unsigned long long[]){
+			MPOL_ARGS_HOME_NODE, MPOL_ARGS_GLOBAL_WEIGHTS,
+			MPOL_ARGS_HOME_NODE | MPOL_ARGS_GLOBAL_WEIGHTS }));
+	else
+		a->flags = chance(70) ? 1ULL << below(64) : rnd();
 	a->home_node = !ODD(30) ? -1 : chance(70) ? PICK(homes) :
 		       (chance(50) ? (int)below(nr_nodes + 2) : (int)rnd());
+	if (sane && (a->mode == MPOL_BIND || a->mode == MPOL_PREFERRED_MANY) && chance(30)) {
+		a->flags |= MPOL_ARGS_HOME_NODE;
+		a->home_node = node_ids[below(nr_nodes)];
+	}
 	a->pol_maxnodes = !ODD(3) ? maxnode : rnd();
 	a->pol_nodes = pick_ptr(mask_buf, (maxnode + 7) / 8, &mk);
 	if (for_get || ODD(30))
@@ -536,21 +699,26 @@ static void build_args(struct built_args *b, int for_get)
 	if (a->mode == MPOL_WEIGHTED_INTERLEAVE && chance(70) && !for_get) {
 		a->il_weights = pick_ptr(weight_buf, maxnode, &wk);
 	}
-
-	b->size = !ODD(30) ? sizeof(*a) : chance(80) ? PICK(sizes) : below(3 * PG);
-	if (b->size > sizeof(*a) && ODD(40)) {
-		size_t at = sizeof(*a) + below(b->size - sizeof(*a));
-
-		args_buf[at] = 1 + below(255);
-		tail_nonzero = 1;
+	/*
+	 * Sane weighted interleave also follows the global weights by the
+	 * flag, or with relative nodes (which cannot own weights): policies
+	 * a reweight must leave alone without MPOL_REWEIGHT_GLOBAL, or always.
+	 */
+	if (sane && a->mode == MPOL_WEIGHTED_INTERLEAVE && !for_get && chance(25)) {
+		a->flags |= MPOL_ARGS_GLOBAL_WEIGHTS;
+		if (chance(40))
+			a->mode_flags = MPOL_F_RELATIVE_NODES;
 	}
+
+	b->size = pick_size(sizeof(*a), args_buf, sizeof(args_buf));
 	b->args = (struct mpol_args *)pick_ptr(args_buf, b->size ? b->size : 1, &b->where);
+	note_readable(b->where);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc),
-		 "args@%s{mode=%u mflags=0x%x home=%d maxnode=%llu nodes@%s=0x%lx w@%s=[%u,%u,%u,%u]} size=%zu tail=%s",
-		 b->where, a->mode, a->mode_flags, a->home_node,
+		 "args@%s{mode=%u mflags=0x%x flags=0x%llx home=%d maxnode=%llu nodes@%s=0x%lx w@%s=[%u,%u,%u,%u]} size=%zu tail=%s",
+		 b->where, a->mode, a->mode_flags, (unsigned long long)a->flags, a->home_node,
 		 (unsigned long long)a->pol_maxnodes, mk, mask_buf[0], wk,
 		 weight_buf[0], weight_buf[1], weight_buf[2], weight_buf[3], b->size,
-		 tail_nonzero ? "nonzero" : "zero");
+		 last_tail_nonzero ? "nonzero" : "zero");
 }
 
 /* A range in or around the arena; sometimes wild. */
@@ -600,6 +768,24 @@ static unsigned int pick_mbind_flags(void)
 }
 
 /* ---- the calls ------------------------------------------------------------------ */
+/*
+ * What the flags alone make of a call (EINVAL, EOPNOTSUPP, EPERM), or 0 if
+ * they let it reach the struct; then the size rules.  Sets expect_errno,
+ * counted in the main loop.
+ */
+static void expect(int flags_errno, size_t ver0, int have)
+{
+	expect_errno = 0;
+	expect_by_size = 0;
+	if (!have)
+		return;
+	expect_errno = flags_errno;
+	if (!flags_errno) {
+		expect_errno = size_rule_errno(ver0);
+		expect_by_size = 1;
+	}
+}
+
 static long call_set(void)
 {
 	struct built_args b;
@@ -608,6 +794,7 @@ static long call_set(void)
 	snprintf(desc, sizeof(desc), "set_mempolicy2(");
 	build_args(&b, 0);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), ", flags=0x%x)", flags);
+	expect(flags ? EINVAL : 0, MPOL_ARGS_SIZE_VER0, have_mpol2);
 	return sys_set_mempolicy2(b.args, b.size, flags);
 }
 
@@ -633,6 +820,8 @@ static long call_get(void)
 	build_args(&b, 1);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc),
 		 ", addr=arena%+ld, flags=0x%x)", (long)(addr - (unsigned long)arena), flags);
+	expect((flags & ~MPOL_F_ADDR) || (!(flags & MPOL_F_ADDR) && addr) ? EINVAL : 0,
+	       MPOL_ARGS_SIZE_VER0, have_mpol2);
 	return sys_get_mempolicy2(b.args, b.size, addr, flags);
 }
 
@@ -648,25 +837,49 @@ static long call_mbind(void)
 		 (long)(start - (unsigned long)arena), len);
 	build_args(&b, 0);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), ", flags=0x%x)", flags);
+	expect(flags & ~(unsigned int)(MPOL_MF_VALID | MPOL_MF_REBALANCE) ? EINVAL :
+	       (flags & MPOL_MF_REBALANCE) && !have_rebalance ? EOPNOTSUPP : 0,
+	       MPOL_ARGS_SIZE_VER0, have_mpol2);
 	return sys_mbind2((void *)start, len, b.args, b.size, flags);
+}
+
+/* process_mpol_reweight()'s flags, as the kernel checks them before the struct. */
+static int reweight_flags_errno(unsigned int flags)
+{
+	const unsigned int all = MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_MOVE_ALL |
+				 MPOL_REWEIGHT_GLOBAL | MPOL_REWEIGHT_SHARED;
+
+	if ((flags & ~all) ||
+	    ((flags & MPOL_REWEIGHT_MOVE_ALL) && !(flags & MPOL_REWEIGHT_REBALANCE)))
+		return EINVAL;
+	if ((flags & MPOL_REWEIGHT_REBALANCE) && !have_rebalance)
+		return EOPNOTSUPP;
+	if ((flags & MPOL_REWEIGHT_MOVE_ALL) && geteuid())
+		return -1;	/* EPERM without CAP_SYS_NICE: not predicted */
+	return 0;
 }
 
 static long call_reweight(void)
 {
-	const char *pk, *wk;
+	struct mpol_reweight_args *a = (struct mpol_reweight_args *)args_buf;
+	const char *pk, *wk, *ak;
 	unsigned long maxnode = pick_maxnode();
-	unsigned long w;
 	unsigned int flags;
-	int fd, r = below(100);
+	size_t size;
+	int fd, r = below(100), ferr;
+	long ret;
 
 	if (sane && r >= 70)
 		r = below(70);
+	last_rw_target = RW_OTHER;
 	if (r < 45) {
 		fd = self_pidfd;
 		pk = "self";
+		last_rw_target = RW_SELF;
 	} else if (r < 70) {
 		fd = child_pidfd;
 		pk = "child";
+		last_rw_target = RW_CHILD;
 	} else if (r < 78) {
 		fd = reaped_pidfd;
 		pk = "reaped-child";
@@ -687,18 +900,42 @@ static long call_reweight(void)
 		pk = "stdin";
 	}
 	fill_weights();
-	w = pick_ptr(weight_buf, maxnode, &wk);
-	if (!ODD(20))
-		flags = PICK(((const unsigned int[]){ 0, MPOL_MF_REBALANCE,
-			      MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL, MPOL_MF_MOVE_ALL,
-			MPOL_MF_MOVE, MPOL_MF_REBALANCE | MPOL_MF_MOVE }));
+	memset(args_buf, 0, sizeof(args_buf));
+	a->pol_maxnodes = !ODD(3) ? maxnode : rnd();
+	a->il_weights = pick_ptr(weight_buf, maxnode, &wk);
+	size = pick_size(sizeof(*a), args_buf, sizeof(args_buf));
+	a = (struct mpol_reweight_args *)pick_ptr(args_buf, size ? size : 1, &ak);
+	note_readable(ak);
+	if (!ODD(20))	/* every combination of the four, MOVE_ALL alone included */
+		flags = below(16);
+	else if (chance(30))	/* v4's MPOL_MF_* values, no longer taken here */
+		flags = PICK(((const unsigned int[]){ 1U << 8, (1U << 8) | (1U << 2),
+			      MPOL_MF_MOVE, MPOL_MF_STRICT, 1U << 4 }));
 	else
 		flags = chance(70) ? 1U << below(32) : (unsigned int)rnd();
+	last_rw_flags = flags;
 	snprintf(desc, sizeof(desc),
-		 "process_mpol_reweight(pidfd=%s, w@%s=[%u,%u,%u,%u], maxnode=%lu, flags=0x%x)",
-		 pk, wk, weight_buf[0], weight_buf[1], weight_buf[2], weight_buf[3],
-		 maxnode, flags);
-	return syscall(__NR_process_mpol_reweight, fd, w, maxnode, flags);
+		 "process_mpol_reweight(pidfd=%s, args@%s{maxnode=%llu w@%s=[%u,%u,%u,%u]}, size=%zu tail=%s, flags=0x%x)",
+		 pk, ak, (unsigned long long)((struct mpol_reweight_args *)args_buf)->pol_maxnodes,
+		 wk, weight_buf[0], weight_buf[1], weight_buf[2], weight_buf[3],
+		 size, last_tail_nonzero ? "nonzero" : "zero", flags);
+	ferr = reweight_flags_errno(flags);
+	expect(ferr, MPOL_REWEIGHT_ARGS_SIZE_VER0, have_reweight && ferr >= 0);
+	ret = syscall(__NR_process_mpol_reweight, fd, a, size, flags);
+	if (ret >= 0) {
+		/*
+		 * The table the kernel read: it succeeded, so the struct and
+		 * its first min(pol_maxnodes, nr_node_ids) weight bytes were
+		 * readable, and the struct is a copy of args_buf's.
+		 */
+		const struct mpol_reweight_args *k = (const void *)args_buf;
+		unsigned long n = k->pol_maxnodes < (unsigned long)nr_node_ids ?
+				  k->pol_maxnodes : (unsigned long)nr_node_ids;
+
+		memset(last_rw_table, 0, sizeof(last_rw_table));
+		memcpy(last_rw_table, (const void *)(unsigned long)k->il_weights, n);
+	}
+	return ret;
 }
 
 static long call_sysfs(void)
@@ -749,6 +986,82 @@ static long call_sysfs(void)
 	return 0;	/* a short write is a success too: it may have changed the weight */
 }
 
+/* ---- what a successful reweight leaves ------------------------------------------ */
+/*
+ * The v5 rules for one policy read back as @s (shared: a shmem page's,
+ * which belongs to the object), after a successful reweight with
+ * last_rw_flags and last_rw_table:
+ *  - only weighted interleave changes; relative nodes never (such a policy
+ *    follows the global weights and is skipped, not refused);
+ *  - a shared policy only with MPOL_REWEIGHT_SHARED, and only where the
+ *    target opened the object for writing: the arena's shmem slots, not
+ *    its memfd mapped from an O_RDONLY descriptor (both processes map
+ *    each the same way);
+ *  - one on the global weights (MPOL_ARGS_GLOBAL_WEIGHTS read back) only
+ *    with MPOL_REWEIGHT_GLOBAL; it then owns the new weights, so the flag
+ *    goes;
+ *  - a policy that takes the weights reads back the table: the first
+ *    min(pol_maxnodes, nr_node_ids) bytes given, 0 above; its mode, mode
+ *    flags, nodes and home node stay.  For the task policy this holds too
+ *    once an earlier reweight gave it the process's table: it reads back
+ *    as its own weights then, and takes every later table.
+ */
+static void reweight_apply(struct snap *s, enum slot_kind kind)
+{
+	int shared = kind == SLOT_SHMEM || kind == SLOT_SHMEM_RDONLY;
+
+	if (s->ret || s->mode != MPOL_WEIGHTED_INTERLEAVE)
+		return;
+	if (s->mode_flags & MPOL_F_RELATIVE_NODES) {
+		rw_policies[RW_KEPT_RELATIVE]++;
+		return;
+	}
+	if (shared && !(last_rw_flags & MPOL_REWEIGHT_SHARED)) {
+		rw_policies[RW_KEPT_SHARED]++;
+		return;
+	}
+	if (kind == SLOT_SHMEM_RDONLY) {
+		rw_policies[RW_KEPT_RDONLY]++;
+		return;
+	}
+	if ((s->flags & MPOL_ARGS_GLOBAL_WEIGHTS) && !(last_rw_flags & MPOL_REWEIGHT_GLOBAL)) {
+		rw_policies[RW_KEPT_GLOBAL]++;
+		return;
+	}
+	memcpy(s->w, last_rw_table, sizeof(s->w));
+	s->flags &= ~MPOL_ARGS_GLOBAL_WEIGHTS;
+	rw_policies[RW_CHANGED]++;
+}
+
+static enum slot_kind page_kind(int i)
+{
+	return slot_kind[(tracked[i] - arena) / (SLOT_PAGES * PG)];
+}
+
+static int page_is_shared(int i)
+{
+	return page_kind(i) == SLOT_SHMEM || page_kind(i) == SLOT_SHMEM_RDONLY;
+}
+
+/*
+ * The state the last successful reweight must leave, from the shadow.
+ * Of itself: its task policy and every arena page's.  Of the live child:
+ * only what the two share, the arena's shmem, which the child maps whole
+ * (it inherited the arena); the child's own policies are copies and not
+ * seen from here.  The global weights never change.
+ */
+static void reweight_expect(struct state *want)
+{
+	int i;
+
+	*want = shadow;
+	if (last_rw_target == RW_SELF)
+		reweight_apply(&want->task, SLOT_ANON);
+	for (i = 0; i < nr_tracked; i++)
+		if (last_rw_target == RW_SELF || page_is_shared(i))
+			reweight_apply(&want->page[i], page_kind(i));
+}
+
 /* ---- setup --------------------------------------------------------------------- */
 static void *map_or_die(void *addr, size_t len, int prot, int flags)
 {
@@ -787,6 +1100,20 @@ static void setup_arena(void)
 			map_or_die(at, len, PROT_READ,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
 			break;
+		case SLOT_SHMEM_RDONLY: {
+			int fd = memfd_create("mpol-fuzz-rdonly", 0), ro = -1;
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			if (fd < 0 || ftruncate(fd, len) || (ro = open(path, O_RDONLY)) < 0 ||
+			    mmap(at, len, PROT_READ, MAP_SHARED | MAP_FIXED, ro, 0) == MAP_FAILED) {
+				perror("mpol-fuzz: a memfd mapped read-only");
+				exit(2);
+			}
+			close(ro);
+			close(fd);
+			break;
+		}
 		case SLOT_NONE:
 			break;	/* stays part of the PROT_NONE reservation */
 		}
@@ -826,7 +1153,11 @@ static void usage(FILE *out)
 "process_mpol_reweight and the weighted_interleave/nodeN sysfs files.\n"
 "After every failed call it reads back the task policy, the VMA policy of\n"
 "each page of its test mappings and the sysfs weights, and checks that\n"
-"nothing changed.  Run it as root in a BWAP guest (scripts/run-vm).\n"
+"nothing changed; after every successful reweight of itself or its child,\n"
+"that exactly what the v5 rules say changed (MPOL_REWEIGHT_GLOBAL,\n"
+"MPOL_REWEIGHT_SHARED, relative nodes skipped); and that struct sizes below\n"
+"the struct's get EINVAL, and larger ones with non-zero extra bytes E2BIG.\n"
+"Run it as root in a BWAP guest (scripts/run-vm).\n"
 "\n"
 "  --seed N      PRNG seed (default 1); the same seed makes the same calls\n"
 "  --calls N     number of fuzz calls (default 100000)\n"
@@ -835,8 +1166,9 @@ static void usage(FILE *out)
 "  --help        this text\n"
 "\n"
 "Output is TAP: 'ok' lines for no crash, no state change after a failed\n"
-"call, sane return values and restored weights.  Exit status is 0 if all\n"
-"pass, 1 on a state mismatch or bad return value, 2 on a setup error.\n"
+"call, sane return values, restored weights, the state after successful\n"
+"reweights, and the size rules' errors.  Exit status is 0 if all pass, 1 on\n"
+"a state mismatch, a bad return value or a wrong error, 2 on a setup error.\n"
 "The global sysfs weights are restored at exit.\n");
 }
 
@@ -879,7 +1211,7 @@ int main(int argc, char **argv)
 	};
 	unsigned long seed = 1, calls = 100000, progress = 10000, n, failed = 0;
 	unsigned long details_printed = 0;
-	int opt, i, sc, restored, have_reweight;
+	int opt, i, sc, restored, rw_fail, rule_fail;
 	long vm_start[3];
 	double t0;
 
@@ -918,6 +1250,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	max_node_id = node_ids[nr_nodes - 1];
+	{
+		int possible[WI_MAX_NODES];
+		int nr = wi_read_node_list("/sys/devices/system/node/possible", possible,
+					   WI_MAX_NODES);
+
+		if (nr < 1) {
+			fprintf(stderr, "mpol-fuzz: cannot read /sys/devices/system/node/possible\n");
+			return 2;
+		}
+		nr_node_ids = possible[nr - 1] + 1;
+	}
 	for (i = 0; i < nr_nodes; i++) {
 		char path[128];
 
@@ -955,8 +1298,12 @@ int main(int argc, char **argv)
 	respawn_child();
 
 	errno = 0;
-	have_reweight = !(syscall(__NR_process_mpol_reweight, -1, NULL, 0, 0) == -1 &&
-			  errno == ENOSYS);
+	have_reweight = have_mpol_reweight();
+	have_mpol2 = wi_have_mempolicy2();
+	/* flags before the struct: EOPNOTSUPP without the rebalance, else EINVAL (size 0) */
+	errno = 0;
+	have_rebalance = !(sys_mbind2(NULL, 0, NULL, 0, MPOL_MF_REBALANCE) == -1 &&
+			   errno == EOPNOTSUPP);
 
 	printf("TAP version 13\n");
 	printf("# mpol-fuzz: seed %lu, %lu calls, %d memory nodes (highest %d), arena %d slots x %d pages\n",
@@ -990,6 +1337,7 @@ int main(int argc, char **argv)
 			sc = SC_SYSFS;
 
 		errno = 0;
+		expect_errno = 0;
 		switch (sc) {
 		case SC_SET:
 			ret = call_set();
@@ -1017,11 +1365,43 @@ int main(int argc, char **argv)
 			bad_returns++;
 			printf("# BAD RETURN at call %lu (seed %lu): %s = %ld\n", n, seed, desc, ret);
 		}
+		if (expect_errno) {
+			/* the flags' or the size's own error, nothing else */
+			if (ret >= 0 || err != expect_errno) {
+				rule_wrong++;
+				if (details_printed++ < 20)
+					printf("# WRONG ERROR at call %lu (seed %lu): %s = %ld %s, the %s rules say %s\n",
+					       n, seed, desc, ret, ret < 0 ? strerrorname_np(err) ?: "?" : "",
+					       expect_by_size ? "struct size" : "flag",
+					       strerrorname_np(expect_errno));
+			} else if (!expect_by_size) {
+				flag_refusals++;
+			} else if (expect_errno == EINVAL) {
+				size_short++;
+			} else {
+				size_big++;
+			}
+		}
 		if (ret >= 0) {
 			sc_ok[sc]++;
-			/* A successful call may change state: take it as the new shadow. */
-			if (sc != SC_GET)
+			if (sc == SC_REWEIGHT && last_rw_target != RW_OTHER) {
+				/* A reweight must leave exactly what the rules say. */
+				reweight_expect(&want);
+				read_state(&now);
+				rw_checked++;
+				if (!state_equal(&want, &now)) {
+					rw_mismatches++;
+					if (details_printed++ < 20) {
+						printf("# REWEIGHT MODEL at call %lu (seed %lu): %s = %ld left another state:\n",
+						       n, seed, desc, ret);
+						print_state_diff(&want, &now, "want", "got");
+					}
+				}
+				shadow = now;
+			} else if (sc != SC_GET) {
+				/* A successful call may change state: take it as the new shadow. */
 				read_state(&shadow);
+			}
 		} else if (sc == SC_MBIND && err == EIO &&
 			   (last_mbind_flags & MPOL_MF_STRICT) &&
 			   (last_mbind_flags & (MPOL_MF_MOVE | MPOL_MF_MOVE_ALL | MPOL_MF_REBALANCE))) {
@@ -1039,38 +1419,16 @@ int main(int argc, char **argv)
 			errno_hist[sc][err >= 0 && err <= MAX_ERRNO ? err : MAX_ERRNO]++;
 			read_state(&now);
 			checks++;
-			if (memcmp(now.sysfs, shadow.sysfs, sizeof(now.sysfs)) ||
-			    !snap_equal(&now.task, &shadow.task)) {
-				goto mismatch;
-			}
-			for (i = 0; i < nr_tracked; i++)
-				if (!snap_equal(&now.page[i], &shadow.page[i]))
-					goto mismatch;
-			goto next;
-mismatch:
-			mismatches++;
-			if (details_printed++ < 20) {
-				printf("# MISMATCH at call %lu (seed %lu): %s failed with %s but changed state:\n",
-				       n, seed, desc, strerrorname_np(err) ?: "?");
-				if (!snap_equal(&now.task, &shadow.task)) {
-					print_snap("task was", &shadow.task);
-					print_snap("task now", &now.task);
+			if (!state_equal(&now, &shadow)) {
+				mismatches++;
+				if (details_printed++ < 20) {
+					printf("# MISMATCH at call %lu (seed %lu): %s failed with %s but changed state:\n",
+					       n, seed, desc, strerrorname_np(err) ?: "?");
+					print_state_diff(&shadow, &now, "was", "now");
 				}
-				for (i = 0; i < nr_tracked; i++) {
-					if (snap_equal(&now.page[i], &shadow.page[i]))
-						continue;
-					printf("#     arena page %+ld:\n", (long)(tracked[i] - arena) / (long)PG);
-					print_snap("was", &shadow.page[i]);
-					print_snap("now", &now.page[i]);
-				}
-				for (i = 0; i < nr_nodes; i++)
-					if (now.sysfs[i] != shadow.sysfs[i])
-						printf("#     sysfs node%d weight was %d, now %d\n",
-						       node_ids[i], shadow.sysfs[i], now.sysfs[i]);
+				shadow = now;	/* report each change once */
 			}
-			shadow = now;	/* report each change once */
 		}
-next:
 		if (n % progress == 0)
 			printf("# progress: %lu/%lu calls, %lu failed, %lu mismatches, %.1f s\n",
 			       n, calls, failed, mismatches, now_s() - t0);
@@ -1117,14 +1475,28 @@ next:
 		       wi_vmstat(rebalance_counters[0]) - vm_start[0],
 		       wi_vmstat(rebalance_counters[1]) - vm_start[1],
 		       wi_vmstat(rebalance_counters[2]) - vm_start[2]);
+	printf("# successful reweights of itself or the child checked against the v5 rules: %lu, mismatches: %lu\n",
+	       rw_checked, rw_mismatches);
+	printf("# policies read back after them:\n");
+	for (i = 0; i < NR_RW; i++)
+		printf("#   %-55s %8lu\n", rw_name[i], rw_policies[i]);
+	printf("# errors the flags or the struct size decide: short size EINVAL %lu, E2BIG %lu, flags refused %lu, wrong %lu\n",
+	       size_short, size_big, flag_refusals, rule_wrong);
 	printf("# %lu calls in %.1f s (%.0f calls/s)\n", calls, now_s() - t0,
 	       calls / (now_s() - t0));
-	printf("1..4\n");
+	printf("1..6\n");
 	printf("ok 1 made %lu calls without crashing\n", calls);
 	printf("%s 2 failed calls left policies and sysfs weights unchanged (%lu mismatches)\n",
 	       mismatches ? "not ok" : "ok", mismatches);
 	printf("%s 3 return values in range (%lu bad)\n", bad_returns ? "not ok" : "ok",
 	       bad_returns);
 	printf("%s 4 sysfs weights restored\n", restored ? "ok" : "not ok");
-	return mismatches || bad_returns || !restored ? 1 : 0;
+	/* on a kernel with the calls, a run that checked nothing fails too */
+	rw_fail = rw_mismatches || (have_reweight && !rw_checked);
+	printf("%s 5 successful reweights left exactly the state the v5 rules give (%lu checked, %lu mismatches)\n",
+	       rw_fail ? "not ok" : "ok", rw_checked, rw_mismatches);
+	rule_fail = rule_wrong || (have_mpol2 && (!size_short || !size_big));
+	printf("%s 6 short structs got EINVAL, oversized ones with non-zero extra bytes E2BIG (%lu and %lu; %lu wrong)\n",
+	       rule_fail ? "not ok" : "ok", size_short, size_big, rule_wrong);
+	return mismatches || bad_returns || !restored || rw_fail || rule_fail ? 1 : 0;
 }

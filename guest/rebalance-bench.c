@@ -9,7 +9,7 @@
  * and every page faulted, so each node holds the pages OLD's interleave
  * pattern gives it.  Then one of three methods applies NEW:
  *
- *  (i) BWAP: process_mpol_reweight(own pidfd, NEW, MPOL_MF_REBALANCE).
+ *  (i) BWAP: process_mpol_reweight(own pidfd, NEW, MPOL_REWEIGHT_REBALANCE).
  *  (a) BWAP paper, Algorithm 1 (Gureya et al., "Bandwidth-Aware Page
  *      Placement in NUMA", IPDPS 2020), the user-level weighted interleave
  *      of the BWAP runtime (see bwap_algorithm1() for our reading of it).
@@ -40,6 +40,18 @@
 
 #include "numa_util.h"
 #include "damon_migrate.h"
+#include "mpol_reweight.h"
+
+/*
+ * The kernel method's flags.  Its range has an mbind2() policy with
+ * weights of its own (the start state), which a reweight always changes;
+ * the range is private.  So MPOL_REWEIGHT_REBALANCE alone: not
+ * MPOL_REWEIGHT_GLOBAL, which would also convert policies on the global
+ * weights (the DAMON method's start state, never the kernel's), nor
+ * MPOL_REWEIGHT_SHARED, as nothing here is shared.  A change that left the
+ * range alone would show as pages not moved against the minimum.
+ */
+#define KERNEL_REWEIGHT_FLAGS MPOL_REWEIGHT_REBALANCE
 
 
 #define NN 8			/* most nodes a scenario uses: the arrays hold this many */
@@ -312,7 +324,7 @@ static long method_bwap(char *p, const unsigned char *new_w, long long *ns)
 	(void)p;
 	weights_table(new_w, table);
 	t0 = now_ns();
-	ret = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
+	ret = mpol_reweight(self_pidfd, table, WI_MAXNODE, KERNEL_REWEIGHT_FLAGS);
 	*ns = now_ns() - t0;
 	return ret;
 }
@@ -730,7 +742,7 @@ static int sweep_table(long max_mib, const unsigned char *from,
 	       thp ? "With THP (MADV_HUGEPAGE; every share a whole number of huge pages)"
 		   : "Base pages (MADV_NOHUGEPAGE)",
 	       icount ? "instructions (run-vm --icount)" : "guest ns");
-	printf("# kernel = process_mpol_reweight(MPOL_MF_REBALANCE); user = move_pages(2) query of\n"
+	printf("# kernel = process_mpol_reweight(MPOL_REWEIGHT_REBALANCE); user = move_pages(2) query of\n"
 	       "# every %s + the same minimal plan + one move_pages(2) call + mbind2();\n"
 	       "# move = that move_pages(2) call and mbind2() alone\n",
 	       thp ? "huge page" : "page");
@@ -747,7 +759,7 @@ static int sweep_table(long max_mib, const unsigned char *from,
 		sc0 = wi_vmstat("mpol_rebalance_scanned");
 		mv0 = wi_vmstat("mpol_rebalance_moved");
 		t0 = now_ns();
-		left = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
+		left = mpol_reweight(self_pidfd, table, WI_MAXNODE, KERNEL_REWEIGHT_FLAGS);
 		tk = now_ns() - t0;
 		scanned = wi_vmstat("mpol_rebalance_scanned") - sc0;
 		moved = wi_vmstat("mpol_rebalance_moved") - mv0;
@@ -813,7 +825,7 @@ static int sweep(long max_mib)
 		p = start_state(w1111);
 		sc0 = wi_vmstat("mpol_rebalance_scanned");
 		t0 = now_ns();
-		sys_process_mpol_reweight(self_pidfd, same, WI_MAXNODE, MPOL_MF_REBALANCE);
+		mpol_reweight(self_pidfd, same, WI_MAXNODE, KERNEL_REWEIGHT_FLAGS);
 		tc = now_ns() - t0;
 		sc0 = wi_vmstat("mpol_rebalance_scanned") - sc0;
 		end_state(p);
@@ -872,7 +884,7 @@ static int sweep(long max_mib)
 		f.in_call = 1;
 		m.in_call = 1;
 		t0 = now_ns();
-		sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
+		mpol_reweight(self_pidfd, table, WI_MAXNODE, KERNEL_REWEIGHT_FLAGS);
 		tk = now_ns() - t0;
 		f.in_call = 0;
 		m.in_call = 0;
@@ -956,7 +968,7 @@ static int thp_scenarios_run(void)
 		p = start_state(t->from);
 		weights_table(t->to, table);
 		mv = wi_vmstat("mpol_rebalance_moved");
-		left = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
+		left = mpol_reweight(self_pidfd, table, WI_MAXNODE, KERNEL_REWEIGHT_FLAGS);
 		mv = wi_vmstat("mpol_rebalance_moved") - mv;
 		where(p, st, count);
 		kb = wi_anon_huge_kb(p);
@@ -1067,7 +1079,7 @@ static int walk_cost(void)
  * --peers: each scenario's change applied by every method to the same
  * process and the same pages (the same start state, mapped at the same
  * address, every folio on the LRU), one method at a time:
- *   kernel      process_mpol_reweight(own pidfd, NEW, MPOL_MF_REBALANCE);
+ *   kernel      process_mpol_reweight(own pidfd, NEW, MPOL_REWEIGHT_REBALANCE);
  *   DAMON       as an upstream user runs it: the range under
  *               mbind(MPOL_WEIGHTED_INTERLEAVE) following the global
  *               table; one resident kdamond on this process, one
@@ -1473,7 +1485,7 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	t0 = now_ns();
 	switch (m) {
 	case P_KERNEL:
-		r->not_moved = sys_process_mpol_reweight(self_pidfd, table, WI_MAXNODE, MPOL_MF_REBALANCE);
+		r->not_moved = mpol_reweight(self_pidfd, table, WI_MAXNODE, KERNEL_REWEIGHT_FLAGS);
 		if (r->not_moved < 0)
 			die("process_mpol_reweight: %s", strerror(errno));
 		r->instr = now_ns() - t0;
@@ -1819,7 +1831,7 @@ static void usage(FILE *out)
 "       rebalance-bench --peers [--repeats N] [--icount] [--scenario NAME]\n"
 "\n"
 "Compares, over weight-change scenarios on 4 nodes, the pages moved by the\n"
-"kernel's rebalance (process_mpol_reweight with MPOL_MF_REBALANCE), by the\n"
+"kernel's rebalance (process_mpol_reweight with MPOL_REWEIGHT_REBALANCE), by the\n"
 "BWAP paper's Algorithm 1 in user space and by move_pages(2) of every page\n"
 "whose interleave target changed, each against the theoretical minimum;\n"
 "then the time per moved page of the kernel's rebalance against a\n"
@@ -1991,8 +2003,7 @@ int main(int argc, char **argv)
 	if (self_pidfd < 0)
 		die("pidfd_open(getpid()): %s", strerror(errno));
 	errno = 0;
-	have_kernel = !(sys_process_mpol_reweight(-1, NULL, 0, 0) == -1 &&
-			errno == ENOSYS);
+	have_kernel = have_mpol_reweight();
 	before_st = malloc(npages * sizeof(int));
 	after_st = malloc(npages * sizeof(int));
 	unit = icount ? "instructions" : "guest ns";

@@ -11,6 +11,7 @@
 #include <limits.h>
 
 #include "numa_util.h"
+#include "mpol_reweight.h"
 
 static void usage(FILE *out)
 {
@@ -73,8 +74,11 @@ static int show(const char *what, const int *nodes, const int *w, int n,
 
 /*
  * BWAP rebalance: fault @npages under own weights 1 per node (mbind2), then
- * reweight the whole process to @ow with MPOL_MF_REBALANCE and show the
- * placement and the pages the kernel moved against the minimum.
+ * reweight the whole process to @ow with MPOL_REWEIGHT_REBALANCE and show
+ * the placement and the pages the kernel moved against the minimum.  The
+ * range has weights of its own, which every reweight changes: no
+ * MPOL_REWEIGHT_GLOBAL (the demo's task policy is the default by then) and
+ * no MPOL_REWEIGHT_SHARED (the buffer is private).
  */
 static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 {
@@ -112,7 +116,7 @@ static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 			min += counts[nodes[i]] - target;
 	}
 	before = wi_vmstat("mpol_rebalance_moved");
-	left = sys_process_mpol_reweight(pidfd, neww, WI_MAXNODE, MPOL_MF_REBALANCE);
+	left = mpol_reweight(pidfd, neww, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE);
 	if (left < 0) {
 		printf("\nRebalance: process_mpol_reweight unavailable (%s)\n", strerror(errno));
 		return 1;
@@ -120,7 +124,7 @@ static int show_rebalance(const int *nodes, const int *ow, int n, long npages)
 	moved = wi_vmstat("mpol_rebalance_moved") - before;
 	if (wi_count_pages_per_node(buf, npages, counts))
 		return 0;
-	ok = show("Rebalanced from 1 per node by process_mpol_reweight(MPOL_MF_REBALANCE), BWAP",
+	ok = show("Rebalanced from 1 per node by process_mpol_reweight(MPOL_REWEIGHT_REBALANCE), BWAP",
 		  nodes, ow, n, counts, npages);
 	printf("  pages moved by the kernel: %ld (the minimum is %ld), not moved: %ld\n",
 	       moved, min, left);

@@ -34,8 +34,11 @@ static void help(FILE *f)
 		   "  --max-weight N    largest weight, 1..255 (default 255)\n"
 		   "  --dry-run         only say what would move\n"
 		   "  --via-kernel      on a kernel with the BWAP series: let the kernel do it\n"
-		   "                    (process_mpol_reweight with MPOL_MF_REBALANCE), to\n"
-		   "                    compare the two paths' cost on the same scenario\n"
+		   "                    (process_mpol_reweight with MPOL_REWEIGHT_REBALANCE\n"
+		   "                    and MPOL_REWEIGHT_GLOBAL: policies on the global\n"
+		   "                    weights take the new ones too; shared memory is left\n"
+		   "                    alone, as move_pages leaves it), to compare the two\n"
+		   "                    paths' cost on the same scenario\n"
 		   "  --json            the result as JSON\n"
 		   "%s"
 		   "  -h, --help        this text\n", matrix_opts_help);
@@ -90,7 +93,13 @@ static void place_json(const struct bwap_place_stats *st, long pid)
 	json_object_put(o);
 }
 
-/* The kernel's path for the same job: process_mpol_reweight, timed. */
+/*
+ * The kernel's path for the same job: process_mpol_reweight, timed.  With
+ * MPOL_REWEIGHT_GLOBAL, so that a process whose policy follows the global
+ * weights is placed too (its policies then own the new weights); without
+ * MPOL_REWEIGHT_SHARED, as the move_pages path places anonymous pages only
+ * and the two must do the same job.
+ */
 static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
 {
 	struct timespec t0, t1;
@@ -103,7 +112,7 @@ static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
 	}
 	before = bwap_vmstat_moved();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	left = bwap_process_mpol_reweight(pidfd, w, BWAP_MPOL_MF_REBALANCE);
+	left = bwap_process_mpol_reweight(pidfd, w, MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	after = bwap_vmstat_moved();
 	close(pidfd);

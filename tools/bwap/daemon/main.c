@@ -3,8 +3,9 @@
  * bwapd: BWAP's online DWP tuner.  For every target process it searches
  * the data-to-worker proximity that minimises the target's stall signal
  * (tuner.c), and at each step pushes the weights for that DWP into the
- * kernel with process_mpol_reweight(pidfd, w, maxnode, MPOL_MF_REBALANCE),
- * which migrates the pages to match.
+ * kernel with process_mpol_reweight(pidfd, &args, sizeof(args),
+ * MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL), which migrates the pages
+ * to match (targets.c says why these flags).
  *
  * One thread, one poll() loop: the control socket, its clients, a pidfd per
  * target (readable when the target exits), a self-pipe for SIGTERM/SIGINT,
@@ -55,8 +56,9 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: bwapd [OPTIONS]\n\n"
 		   "BWAP's online tuner: for each target process, searches the data-to-worker\n"
 		   "proximity (DWP) with the lowest stall rate and pushes the weights for each\n"
-		   "step into the kernel (process_mpol_reweight with MPOL_MF_REBALANCE), which\n"
-		   "moves the pages.  Targets come from 'bwapctl run', 'bwapctl attach PID' and\n"
+		   "step into the kernel (process_mpol_reweight with MPOL_REWEIGHT_REBALANCE and\n"
+		   "MPOL_REWEIGHT_GLOBAL), which moves the pages; shared memory (shmem, memfd,\n"
+		   "SysV) is left alone.  Targets come from 'bwapctl run', 'bwapctl attach PID' and\n"
 		   "the optional cgroup; 'bwapctl status' shows them.  Runs in the foreground;\n"
 		   "logs every decision on stderr.\n\n"
 		   "  -c, --config FILE     config file (default %s; missing is fine\n"

@@ -177,7 +177,6 @@ static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
 	return 0;
 }
 
-/* Push the weights for DWP dwp with MPOL_MF_REBALANCE; -1 drops the target. */
 /*
  * Portable mode's push: the target's pages go to the weights' exact shares
  * with move_pages (lib/place.c), moving the minimum.
@@ -230,7 +229,18 @@ static int push(struct target *t, double dwp, const char *why)
 	return push_weights(t, dwp, why, w);
 }
 
-/* Push weights w (for DWP dwp, or a phase's) with MPOL_MF_REBALANCE; -1 drops the target. */
+/*
+ * Push weights w (for DWP dwp, or a phase's) and rebalance; -1 drops the
+ * target.  The flags: MPOL_REWEIGHT_REBALANCE, as every push moves the
+ * pages to the new shares; MPOL_REWEIGHT_GLOBAL, as a target placed with
+ * the global weights (or one whose policy bwapd did not set) must be tuned
+ * too, not left alone: its policies then own the pushed weights.  Not
+ * MPOL_REWEIGHT_SHARED: bwapd tunes the target's own memory, and shared
+ * memory (shmem, memfd, SysV) belongs to every process mapping it, as the
+ * progress counter a target maps MAP_SHARED does; its policies and pages
+ * are left alone (bwapd(8)).
+ */
+#define BWAPD_PUSH_FLAGS (MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL)
 static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w)
 {
 	struct bwap_pagedist d;
@@ -248,7 +258,7 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 		bwap_pagedist_free(&d);
 	}
 	before = bwap_vmstat_moved();
-	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAP_MPOL_MF_REBALANCE);
+	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAPD_PUSH_FLAGS);
 	after = bwap_vmstat_moved();
 	bwap_signal_invalidate(&t->sig);
 	if (t->protect_pid)

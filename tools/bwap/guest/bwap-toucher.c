@@ -24,6 +24,9 @@
  * setting; --thp never gives base pages only (MADV_NOHUGEPAGE), so that
  * the kernel's own interleave is exact per page; --thp huge asks for huge
  * pages (MADV_HUGEPAGE), each of which is one interleave step.
+ * --global-wi SET sets its own task policy first, as 'numactl -w SET'
+ * does: MPOL_WEIGHTED_INTERLEAVE over SET with the global sysfs weights
+ * (a policy that a reweight changes only with MPOL_REWEIGHT_GLOBAL).
  * Static, with libbwap (page counts, largest-remainder shares), so it
  * runs in the busybox guest.
  */
@@ -128,6 +131,8 @@ int main(int argc, char **argv)
 	size_t have = 0, len;
 	int thp_advice = 0;	/* --thp: 0 (the system's setting) or the madvise() advice */
 	long offset = 0;	/* --offset: pages after a 2 MiB boundary */
+	bwap_nodeset global_wi = 0;	/* --global-wi: nodes for mode 6 on the global weights */
+	char err[256];
 
 	npages = 1000;
 	psz = sysconf(_SC_PAGESIZE);
@@ -145,8 +150,14 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc && !strcmp(argv[i + 1], "huge")) {
 			thp_advice = MADV_HUGEPAGE;
 			i++;
+		} else if (!strcmp(argv[i], "--global-wi") && i + 1 < argc) {
+			if (bwap_nodeset_parse(argv[++i], &global_wi, err, sizeof(err)) || !global_wi) {
+				fprintf(stderr, "bwap-toucher: --global-wi: %s\n", global_wi ? err : "no nodes");
+				return 2;
+			}
 		} else {
-			fprintf(stderr, "usage: bwap-toucher [--pages N] [--offset PAGES] [--thp system|never|huge]\n");
+			fprintf(stderr, "usage: bwap-toucher [--pages N] [--offset PAGES] [--thp system|never|huge]\n"
+					"                    [--global-wi SET]\n");
 			return 2;
 		}
 	}
@@ -189,6 +200,10 @@ int main(int argc, char **argv)
 	}
 	if (thp_advice && madvise(buf, len, thp_advice)) {
 		perror("bwap-toucher: madvise (--thp)");
+		return 1;
+	}
+	if (global_wi && bwap_set_own_interleave(global_wi, 1)) {
+		perror("bwap-toucher: set_mempolicy(MPOL_WEIGHTED_INTERLEAVE) (--global-wi)");
 		return 1;
 	}
 	for (long i = 0; i < npages; i++)

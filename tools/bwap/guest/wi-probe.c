@@ -3,7 +3,8 @@
  * wi-probe: run under 'bwapctl run' in the guest.  It checks what it was
  * started with, from the inside:
  *   - get_mempolicy2() reads back MPOL_WEIGHTED_INTERLEAVE over exactly the
- *     nodes with a non-zero expected weight, with those own weights;
+ *     nodes with a non-zero expected weight, with those own weights (not
+ *     MPOL_ARGS_GLOBAL_WEIGHTS);
  *   - its CPU mask is exactly the CPUs of the worker nodes;
  *   - N freshly faulted pages sit on the nodes in exactly the weights'
  *     proportions (move_pages query).  The task policy hands out pages in a
@@ -145,6 +146,10 @@ int main(int argc, char **argv)
 	check(mode_ok, "get_mempolicy2: mode %u (MPOL_WEIGHTED_INTERLEAVE = 6)", args.mode);
 	check(mask[0] == expect_nodes, "get_mempolicy2: nodemask 0x%lx, expected 0x%llx", mask[0],
 	      (unsigned long long)expect_nodes);
+	/* equal weights could be the global table's: the flag says whose they are */
+	check(!(args.flags & MPOL_ARGS_GLOBAL_WEIGHTS),
+	      "get_mempolicy2: weights of its own (flags 0x%llx, MPOL_ARGS_GLOBAL_WEIGHTS clear)",
+	      (unsigned long long)args.flags);
 	for (int n = 0; n < nr_expect; n++)
 		if (expect[n])
 			check(got_w[n] == expect[n], "get_mempolicy2: own weight of node %d is %u, expected %u", n,

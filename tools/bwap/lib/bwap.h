@@ -206,12 +206,15 @@ long bwap_set_own_weights(const struct bwap_weights *w);
 /* The same as the VMA policy of [addr, addr + len) (mbind2), w indexed by node. */
 long bwap_mbind_own_weights(void *addr, unsigned long len, bwap_nodeset nodes, const unsigned char *w);
 /*
- * For bwapd (later issue): new weights for every weighted-interleave policy
- * of the process behind pidfd (process_mpol_reweight, nr 1003); flags 0 or
- * BWAP_MPOL_MF_REBALANCE.  Returns pages not moved, or -1 (errno; ENOSYS on
- * kernels without it).  Not used by bwapctl yet.
+ * New weights w for the weighted-interleave policies of the process behind
+ * pidfd (process_mpol_reweight, nr 1003, with a struct mpol_reweight_args).
+ * flags are the call's own MPOL_REWEIGHT_* (mempolicy2.h): without any,
+ * only policies with weights of their own change; MPOL_REWEIGHT_GLOBAL
+ * takes those that follow the global sysfs weights too, MPOL_REWEIGHT_SHARED
+ * the shared (shmem, memfd, SysV) ones, MPOL_REWEIGHT_REBALANCE then moves
+ * the resident pages.  Each caller says which it passes and why.  Returns
+ * pages not moved, or -1 (errno; ENOSYS on kernels without it).
  */
-#define BWAP_MPOL_MF_REBALANCE MPOL_MF_REBALANCE	/* from mempolicy2.h */
 long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags);
 /* Read back the task policy: mode, nodes and weights (maxnode bytes). */
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights);

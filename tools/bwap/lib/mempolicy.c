@@ -2,7 +2,7 @@
 /*
  * Raw NUMA syscalls, so that bwapctl needs no libnuma and links statically:
  * mbind(2), sched_setaffinity(2), and the BWAP mempolicy2 calls, whose
- * numbers and struct mpol_args come from mempolicy2.h; a kernel without
+ * numbers and structs come from mempolicy2.h; a kernel without
  * the series answers ENOSYS.
  */
 #define _GNU_SOURCE
@@ -69,10 +69,14 @@ long bwap_mbind_own_weights(void *addr, unsigned long len, bwap_nodeset nodes, c
 long bwap_process_mpol_reweight(int pidfd, const struct bwap_weights *w, unsigned int flags)
 {
 	unsigned char weights[MAXNODE] = { 0 };
+	struct mpol_reweight_args args;
 
 	for (int i = 0; i < w->nr_nodes && i < BWAP_MAX_NODES; i++)
 		weights[i] = bwap_nodeset_has(w->nodes, i) ? w->w[i] : 0;
-	return syscall(__NR_process_mpol_reweight, pidfd, weights, (unsigned long)MAXNODE, flags);
+	memset(&args, 0, sizeof(args));
+	args.pol_maxnodes = MAXNODE;
+	args.il_weights = (uintptr_t)weights;
+	return syscall(__NR_process_mpol_reweight, pidfd, &args, sizeof(args), flags);
 }
 
 long bwap_get_own_policy(int *mode, bwap_nodeset *nodes, unsigned char *weights)
@@ -141,9 +145,9 @@ enum bwap_kernel_mode bwap_kernel_mode(void)
 	/* tests: portable mode on a kernel that has the series too */
 	if (getenv("BWAP_FORCE_PORTABLE") && *getenv("BWAP_FORCE_PORTABLE") == '1')
 		return access(wi, F_OK) ? BWAP_KERNEL_STOCK : BWAP_KERNEL_STOCK_WI;
-	/* NULL args: a kernel with the call says EFAULT or EINVAL, one without ENOSYS */
+	/* NULL args, size 0: a kernel with the call says EINVAL, one without ENOSYS */
 	if (syscall(__NR_get_mempolicy2, NULL, 0UL, 0UL, 0UL) < 0 && errno != ENOSYS &&
-	    syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0) < 0 && errno != ENOSYS)
+	    syscall(__NR_process_mpol_reweight, -1, NULL, 0UL, 0U) < 0 && errno != ENOSYS)
 		return BWAP_KERNEL_SERIES;
 	if (!access(wi, F_OK))
 		return BWAP_KERNEL_STOCK_WI;
