@@ -190,6 +190,43 @@ TEST_F(scope, shared_policy_changes_only_on_request)
 	close(fd);
 }
 
+/*
+ * A shmem mapping whose policy its own process set (mbind2() on it, kept
+ * mapped): the object's policy, on the second node only, cannot take
+ * weights for the first node alone.  A plain reweight leaves it alone
+ * and succeeds; with MPOL_REWEIGHT_SHARED the call is refused, and
+ * changes nothing.
+ */
+TEST_F(scope, shmem_mapping_policy_never_fails_a_plain_reweight)
+{
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char only_first[WI_MAXNODE] = { };
+	size_t len = NPAGES * self->page;
+	struct mpol_args args;
+	char *p;
+	int fd;
+
+	fd = memfd_create("mpol2-scope-own", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	p = map_part(self, fd, PROT_READ | PROT_WRITE, 0, NPAGES);
+	ASSERT_NE(MAP_FAILED, p);
+	wi_args(&args, mask, self->nodes + 1, 1, self->old_w);
+	ASSERT_EQ(0, sys_mbind2(p, len, &args, sizeof(args), 0));
+	only_first[self->nodes[0]] = 2;
+
+	EXPECT_EQ(0, sys_process_mpol_reweight(self->pidfd, only_first,
+					       WI_MAXNODE, 0));
+	expect_own(_metadata, p, self->old_w);
+	EXPECT_EQ(-1, sys_process_mpol_reweight(self->pidfd, only_first,
+						WI_MAXNODE,
+						MPOL_REWEIGHT_SHARED));
+	EXPECT_EQ(EINVAL, errno);
+	expect_own(_metadata, p, self->old_w);
+	munmap(p, len);
+	close(fd);
+}
+
 TEST_F(scope, shared_policy_only_over_the_part_mapped)
 {
 	int fd = memfd_with_policy(_metadata, self);

@@ -17,31 +17,23 @@
  * @busy: pages found under migration, counted as fixed where they were
  */
 TRACE_EVENT(mpol_rebalance,
-
-	TP_PROTO(unsigned long scanned, unsigned long needed,
-		 unsigned long moved, unsigned long failed, unsigned long busy),
-
-	TP_ARGS(scanned, needed, moved, failed, busy),
-
-	TP_STRUCT__entry(
-		__field(unsigned long, scanned)
-		__field(unsigned long, needed)
-		__field(unsigned long, moved)
-		__field(unsigned long, failed)
-		__field(unsigned long, busy)
-	),
-
-	TP_fast_assign(
-		__entry->scanned = scanned;
-		__entry->needed = needed;
-		__entry->moved = moved;
-		__entry->failed = failed;
-		__entry->busy = busy;
-	),
-
-	TP_printk("scanned=%lu needed=%lu moved=%lu failed=%lu busy=%lu",
-		  __entry->scanned, __entry->needed, __entry->moved,
-		  __entry->failed, __entry->busy)
+	    TP_PROTO(unsigned long scanned, unsigned long needed,
+		     unsigned long moved, unsigned long failed,
+		     unsigned long busy),
+	    TP_ARGS(scanned, needed, moved, failed, busy),
+	    TP_STRUCT__entry(__field(unsigned long, scanned)
+			     __field(unsigned long, needed)
+			     __field(unsigned long, moved)
+			     __field(unsigned long, failed)
+			     __field(unsigned long, busy)),
+	    TP_fast_assign(__entry->scanned = scanned;
+			   __entry->needed = needed;
+			   __entry->moved = moved;
+			   __entry->failed = failed;
+			   __entry->busy = busy;),
+	    TP_printk("scanned=%lu needed=%lu moved=%lu failed=%lu busy=%lu",
+		      __entry->scanned, __entry->needed, __entry->moved,
+		      __entry->failed, __entry->busy)
 );
 
 #endif /* _TRACE_MEMPOLICY_H */
