@@ -76,6 +76,10 @@ struct mpol_rebalance_class {
  * @counting: true in the first walk over a range, false in the second
  * @lru_disabled: the per-CPU LRU caches are off (lru_cache_disable()),
  *	from the first folio to isolate until mpol_rebalance_finish()
+ * @reweight: the call is process_mpol_reweight(): shmem pages move only as
+ *	@shared says (see rebalance_skip_vma())
+ * @shared: the call changed shared policies (MPOL_REWEIGHT_SHARED); their
+ *	objects' pages may move where the target opened them for writing
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
  * mpol_rebalance_migrate() once the caller has dropped mmap_lock, at the
