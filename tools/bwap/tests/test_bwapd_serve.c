@@ -308,6 +308,22 @@ static void many_tasks(void)
 	stop_bwapd();
 }
 
+/*
+ * Parent side of a child that writes a byte to @ready once it is in place
+ * and then waits on @stay: wait for that byte; the caller releases the
+ * child by closing @stay[1].
+ */
+static void wait_ready(int ready[2], int stay[2])
+{
+	char c;
+
+	close(stay[0]);
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		c = 0;
+	close(ready[0]);
+}
+
 static void per_user_limit(void)
 {
 	const char *sets[] = { "max_targets_per_user=3", NULL };
@@ -345,11 +361,7 @@ static void per_user_limit(void)
 				_exit(1);
 			_exit(0);
 		}
-		close(stay[0]);
-		close(ready[1]);
-		if (read(ready[0], &c, 1) != 1)
-			c = 0;
-		close(ready[0]);
+		wait_ready(ready, stay);
 		CHECK(!attach(other, NULL, err, sizeof(err)), "uid 65534's task is still taken: %s", err);
 		close(stay[1]);
 		waitpid(other, NULL, 0);
@@ -386,11 +398,7 @@ static void descendants(void)
 			;
 		_exit(0);
 	}
-	close(stay[0]);
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		c = 0;
-	close(ready[0]);
+	wait_ready(ready, stay);
 	snprintf(err, sizeof(err), "attach %d workers 0 signal model how slurm children 1", (int)wrapper);
 	r = request(err, err, sizeof(err));
 	CHECK(r && !strncmp(r, "ok\n", 3), "a wrapper attached with children 1: %s", err);
