@@ -39,6 +39,7 @@
 struct shared {
 	atomic_int done;	/* reweights the test has finished */
 	atomic_int stop;
+	atomic_int wake;	/* the futex: bumped after each change of done or stop */
 	atomic_int ready;	/* creators running */
 	atomic_long created, checked, stale, errors, undecided;
 	atomic_int alive;
@@ -54,17 +55,25 @@ static struct shared *sh;
 /*
  * Sleep while sh->done is @seen (waiting threads must not spin: there are
  * dozens of them on four emulated CPUs).  The futex is shared: the test
- * process wakes the target's threads.
+ * process wakes the target's threads.  It is a word of its own, read before
+ * done and stop: the stop that ends the test changes no reweight count, and
+ * a thread that read done and stop just before it must still wake.
  */
 static void wait_done_past(int seen)
 {
-	while (atomic_load(&sh->done) == seen && !atomic_load(&sh->stop))
-		syscall(SYS_futex, &sh->done, FUTEX_WAIT, seen, NULL, NULL, 0);
+	for (;;) {
+		int w = atomic_load(&sh->wake);
+
+		if (atomic_load(&sh->done) != seen || atomic_load(&sh->stop))
+			return;
+		syscall(SYS_futex, &sh->wake, FUTEX_WAIT, w, NULL, NULL, 0);
+	}
 }
 
 static void wake_all(void)
 {
-	syscall(SYS_futex, &sh->done, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+	atomic_fetch_add(&sh->wake, 1);
+	syscall(SYS_futex, &sh->wake, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* Node 0's own weight in the calling thread's task policy, or -1. */
