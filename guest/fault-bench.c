@@ -14,7 +14,7 @@
 #include <getopt.h>
 #include <time.h>
 
-#include "numa_util.h"
+#include "bulk_alloc_debugfs.h"
 
 enum { OWN, GLOBAL, INTERLEAVE, DEFAULT, NR_POLICIES };
 static const char *const names[NR_POLICIES] = {

@@ -3,8 +3,8 @@
  * Weights owned by a policy place exactly their share of pages on every
  * allocation path: the task policy (set_mempolicy2), an anonymous VMA and a
  * shmem range (mbind2), transparent huge pages (counted in base pages),
- * the bulk allocator (through the mempolicy debugfs knob), and a forked child,
- * which inherits its parent's weights.  A node of weight 0 gets nothing.
+ * and a forked child, which inherits its parent's weights.  A node of
+ * weight 0 gets nothing.  (The bulk allocator's path is KUnit's.)
  */
 #include <sys/wait.h>
 
@@ -147,21 +147,6 @@ TEST_F(own_weights, mbind2_thp_places_exact_share_in_base_pages)
 	ASSERT_EQ(0, wi_count_pages_per_node(buf, npages, counts));
 	expect_shares(_metadata, self, counts, 1, HPAGE_PAGES);
 	munmap(raw, len + hsz);
-}
-
-TEST_F(own_weights, bulk_allocator_places_exact_share)
-{
-	long counts[WI_MAX_NODES];
-	int ret;
-
-	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
-	ret = wi_bulk_alloc_count(ROUNDS * self->sum, counts);
-	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
-	if (ret == -ENOENT)
-		SKIP(return, "No %s (needs debugfs and CONFIG_NUMA_POLICY_BULK_DEBUGFS)",
-		     WI_BULK_ALLOC);
-	ASSERT_EQ(0, ret) TH_LOG("%s: %s", WI_BULK_ALLOC, strerror(-ret));
-	expect_shares(_metadata, self, counts, ROUNDS, 1);
 }
 
 TEST_F(own_weights, forked_child_inherits_own_weights)

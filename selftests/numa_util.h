@@ -544,45 +544,6 @@ static inline double wi_window_balance(const int *status, long npages,
 	return worst;
 }
 
-#define WI_BULK_ALLOC "/sys/kernel/debug/mempolicy/bulk_alloc"
-
-/*
- * Allocate @npages in one bulk-allocator call under the calling task's
- * policy (CONFIG_NUMA_POLICY_BULK_DEBUGFS) and fill counts[] with the
- * node of each page.  Returns 0, or -errno.
- */
-static inline int wi_bulk_alloc_count(size_t npages, long *counts)
-{
-	char buf[512], *p;
-	int fd, len, ret = 0;
-
-	memset(counts, 0, WI_MAX_NODES * sizeof(*counts));
-	fd = open(WI_BULK_ALLOC, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "%zu", npages);
-	if (write(fd, buf, len) != len) {
-		ret = -errno;
-		goto out;
-	}
-	len = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (len <= 0) {
-		ret = -EIO;
-		goto out;
-	}
-	buf[len] = '\0';
-	for (p = strstr(buf, " N"); p; p = strstr(p + 1, " N")) {
-		int nid;
-		long n;
-
-		if (sscanf(p, " N%d=%ld", &nid, &n) == 2 && nid >= 0 && nid < WI_MAX_NODES)
-			counts[nid] = n;
-	}
-out:
-	close(fd);
-	return ret;
-}
-
 /* Write @text to the sysfs, procfs or debugfs file @path: 0, or -1. */
 static inline int wi_write_file(const char *path, const char *text)
 {

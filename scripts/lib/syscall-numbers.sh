@@ -20,9 +20,15 @@ LOCAL_NUMBERS_SUBJECT="LOCAL: mempolicy2 syscalls at 1000-1003, as the kernels w
 LOCAL_NUMBERS_FILES=(arch/x86/entry/syscalls/syscall_64.tbl scripts/syscall.tbl
 	include/uapi/asm-generic/unistd.h)
 
-# series_end [REF]: the series' last commit below REF (default HEAD): REF
-# itself, or its parent when REF is the local numbers commit.
-series_end() {
+# Local patches: commits whose subject starts with LOCAL_PREFIX, between the
+# series and the local numbers commit, that the kernels we build carry but
+# the list never sees (a test-only debugfs knob).  export-series writes
+# them to patches/BASE/local/; prepare-tree applies them after the series.
+LOCAL_PREFIX="LOCAL: "
+
+# below_numbers [REF]: REF (default HEAD), or its parent when REF is the
+# local numbers commit: the series plus its local patches.
+below_numbers() {
 	local ref=${1:-HEAD}
 	if [ "$(git -C "$KTREE" log -1 --format=%s "$ref")" = "$LOCAL_NUMBERS_SUBJECT" ]; then
 		git -C "$KTREE" rev-parse "$ref^"
@@ -31,8 +37,20 @@ series_end() {
 	fi
 }
 
+# series_end [REF]: the series' last commit below REF (default HEAD), the
+# local numbers commit and the local patches under it left out.
+series_end() {
+	local ref
+	ref=$(below_numbers "${1:-HEAD}")
+	while [[ "$(git -C "$KTREE" log -1 --format=%s "$ref")" == "$LOCAL_PREFIX"* ]]; do
+		ref=$(git -C "$KTREE" rev-parse "$ref^")
+	done
+	echo "$ref"
+}
+
 # Die unless the local numbers commit is REF (default HEAD) and nothing
-# below it: a commit made on top of it would be left out of the series.
+# below it, and the local patches are all above the series: a commit made
+# on top of either would be left out of the series.
 require_local_numbers_on_top() {
 	local ref=${1:-HEAD} n
 	n=$(git -C "$KTREE" log --format=%s "bwap-base..$ref" | grep -cxF "$LOCAL_NUMBERS_SUBJECT" || true)
@@ -40,6 +58,8 @@ require_local_numbers_on_top() {
 	if [ "$n" -eq 1 ] && [ "$(git -C "$KTREE" log -1 --format=%s "$ref")" != "$LOCAL_NUMBERS_SUBJECT" ]; then
 		die "'$LOCAL_NUMBERS_SUBJECT' is not the last commit in $KTREE; move it last (git rebase -i bwap-base) or drop it and run scripts/prepare-tree --base $BASE --local-numbers"
 	fi
+	n=$(git -C "$KTREE" log --format=%s "bwap-base..$(series_end "$ref")" | grep -c "^$LOCAL_PREFIX" || true)
+	[ "$n" -eq 0 ] || die "$KTREE has $n '$LOCAL_PREFIX' commits inside the series; move them above its last patch (git rebase -i bwap-base)"
 }
 
 # Rewrite the three files in the work tree from posted to packaged numbers.
