@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Automatic NUMA balancing on, as Debian's kernels run it on a NUMA
+ * Automatic NUMA balancing on, as distribution kernels run it on a NUMA
  * server (numa_balancing=1), and in memory-tiering mode (=2), which
  * promotes hot pages from a slower CPU-less node.  The processes run on
  * CPU 0 and touch all their memory while the scanner makes several full

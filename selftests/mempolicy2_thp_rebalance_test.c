@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MPOL_MF_REBALANCE with transparent huge pages, which Debian's kernels
- * fault by default (THP "always").  A huge page moves whole and is never
+ * MPOL_MF_REBALANCE with transparent huge pages, which kernels built with
+ * THP "always" fault by default.  A huge page moves whole and is never
  * split, so the plan is made in huge-page units: each node ends within
  * one huge page of its largest-remainder share, base pages fill the rest,
  * and the fewest pages move for that.  Each case states the counts the
