@@ -13,7 +13,6 @@ NEUTRAL_WORDS=(
 	'\b(rebalance|fault)-bench\b'	# our benchmarks
 	'\b(wi-demo|mpol-fuzz)\b'	# our guest programs
 	'\bdebian\b'			# the distribution we package for
-	'\bqemu\b'			# the emulator of our rig
 	'\b[0-9]+-node guest\b'		# our test machines
 	"\b(our|the series') (rig|repository|tools|guests?)\b"
 	'\bthe rig\b'
