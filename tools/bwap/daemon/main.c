@@ -296,6 +296,21 @@ static int start_up(void)
 		fprintf(stderr, "bwapd: %s\n", err);
 		return 1;
 	}
+	if (bwapd.portable_mode) {
+		char saved[4096];
+
+		/* a bwapd that was killed left the global table as it wrote it */
+		bwap_state_path(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, saved, sizeof(saved));
+		if (!access(saved, F_OK)) {
+			if (bwap_sysfs_weights_restore_as(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, err, sizeof(err)))
+				logmsg("putting back the global weighted-interleave table a previous bwapd changed: %s",
+				       err);
+			else
+				logmsg("the global weighted-interleave table a previous bwapd changed is back as it was "
+				       "(%s)", saved);
+		}
+		damon_backend_probe();
+	}
 	if (!bwapd.machine && bwapd.conf.signal == BWAP_SIGNAL_MODEL) {
 		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
 		return 1;
@@ -335,6 +350,8 @@ static void announce(int ready_fd, double *next_scan)
 	       "portable mode: each push places the target's pages with move_pages (the minimum moves)" :
 	       "pushes with process_mpol_reweight");
 	(void)perr;
+	if (bwapd.portable_mode)
+		logmsg("%s", bwapd.damon_why);
 	if (bwapd.stall_event)
 		logmsg("stall signal: %s%s%s (MEASURED)", bwapd.stall_event->name, bwapd.stall_event->pmu[0] ? " on PMU " : "",
 		       bwapd.stall_event->pmu);
