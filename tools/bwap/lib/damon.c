@@ -119,11 +119,11 @@ int bwap_damon_probe(char *why, size_t len)
 	for (int i = 0; i < 3; i++) {
 		static const char *const mod[] = { "damon_stat", "damon_reclaim", "damon_lru_sort" };
 		const char *md = getenv("BWAP_SYS_MODULE");	/* tests point this elsewhere */
-		char buf[8] = "";
+		char buf[8] = "", param[512];
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/%s/parameters/enabled", md && *md ? md : "/sys/module", mod[i]);
-		f = fopen(path, "r");
+		snprintf(param, sizeof(param), "%s/%s/parameters/enabled", md && *md ? md : "/sys/module", mod[i]);
+		f = fopen(param, "r");
 		if (!f)
 			continue;
 		if (!fgets(buf, sizeof(buf), f))
@@ -132,8 +132,8 @@ int bwap_damon_probe(char *why, size_t len)
 		if (buf[0] == 'Y' || buf[0] == 'y' || buf[0] == '1') {
 			snprintf(why, len, "DAMON is held exclusively by %s (%s is Y; Debian's kernels turn "
 				 "damon_stat on), and no sysfs kdamond can start beside it; to let bwapd use DAMON, "
-				 "turn it off: %s.enabled=N on the kernel command line, or echo N > %s", mod[i], path,
-				 mod[i], path);
+				 "turn it off: %s.enabled=N on the kernel command line, or echo N > %s", mod[i], param,
+				 mod[i], param);
 			return 0;
 		}
 	}
