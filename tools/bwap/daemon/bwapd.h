@@ -178,6 +178,8 @@ enum bwapd_backend { BWAPD_BACKEND_REWEIGHT, BWAPD_BACKEND_DAMON, BWAPD_BACKEND_
 const char *bwapd_backend_name(enum bwapd_backend b);
 /* bwapd's own copy of the global table from before its first write (STATE_DIR/...) */
 #define BWAPD_SYSFS_SAVED "bwapd-sysfs-weights.saved"
+/* "KDAMOND_PID TARGET_PID" while the DAMON backend runs: what a killed bwapd leaves to remove */
+#define BWAPD_DAMON_MARK "bwapd-damon.kdamond"
 
 #define MAX_WAITERS 16
 
@@ -298,6 +300,8 @@ void follow_children(void);
 void damon_backend_probe(void);
 /* At the end: the DAMON target's kdamond removed and the global table put back. */
 void damon_backend_release(const char *why);
+/* At start: what a killed bwapd's DAMON backend left (its kdamond, the global table) undone. */
+void damon_backend_clean_left(void);
 
 /* ---- control.c ---------------------------------------------------------- */
 int open_socket(char *err, size_t errlen);

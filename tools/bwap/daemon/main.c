@@ -301,18 +301,7 @@ static int start_up(void)
 		return 1;
 	}
 	if (bwapd.portable_mode) {
-		char saved[4096];
-
-		/* a bwapd that was killed left the global table as it wrote it */
-		bwap_state_path(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, saved, sizeof(saved));
-		if (!access(saved, F_OK)) {
-			if (bwap_sysfs_weights_restore_as(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, err, sizeof(err)))
-				logmsg("putting back the global weighted-interleave table a previous bwapd changed: %s",
-				       err);
-			else
-				logmsg("the global weighted-interleave table a previous bwapd changed is back as it was "
-				       "(%s)", saved);
-		}
+		damon_backend_clean_left();
 		damon_backend_probe();
 	}
 	if (!bwapd.machine && bwapd.conf.signal == BWAP_SIGNAL_MODEL) {

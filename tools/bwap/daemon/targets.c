@@ -252,13 +252,50 @@ void damon_backend_probe(void)
 		 bwapd.damon_usable ? "available" : "off", why);
 }
 
+static void damon_mark_path(char *path, size_t len)
+{
+	bwap_state_path(bwapd.conf.state_dir, BWAPD_DAMON_MARK, path, len);
+}
+
+void damon_backend_clean_left(void)
+{
+	char path[4096], saved[4096], err[1024], *text;
+	int kd = 0, pid = 0, r;
+
+	damon_mark_path(path, sizeof(path));
+	text = bwap_read_file(path, NULL);
+	if (text) {
+		if (sscanf(text, "%d %d", &kd, &pid) == 2) {
+			r = bwap_damon_remove_left(kd, pid, err, sizeof(err));
+			if (r > 0)
+				logmsg("removed the kdamond a previous bwapd left (kdamond %d on pid %d)", kd, pid);
+			else if (r < 0)
+				logmsg("removing the kdamond a previous bwapd left (kdamond %d on pid %d) failed: %s; "
+				       "check %s by hand", kd, pid, err, BWAP_DAMON_ADMIN);
+		}
+		free(text);
+		unlink(path);
+	}
+	/* a bwapd that was killed left the global table as it wrote it */
+	bwap_state_path(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, saved, sizeof(saved));
+	if (!access(saved, F_OK)) {
+		if (bwap_sysfs_weights_restore_as(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, err, sizeof(err)))
+			logmsg("putting back the global weighted-interleave table a previous bwapd changed: %s", err);
+		else
+			logmsg("the global weighted-interleave table a previous bwapd changed is back as it was (%s)",
+			       saved);
+	}
+}
+
 void damon_backend_release(const char *why)
 {
 	struct target *t = bwapd.damon_target;
-	char err[1024];
+	char err[1024], path[4096];
 
 	if (!t)
 		return;
+	damon_mark_path(path, sizeof(path));
+	unlink(path);
 	if (bwap_damon_stop(&bwapd.damon, err, sizeof(err)))
 		logmsg("pid %d: DAMON: removing kdamond 0 failed: %s; check %s by hand", t->pid, err,
 		       BWAP_DAMON_ADMIN);
@@ -429,6 +466,18 @@ static int push_damon(struct target *t, double dwp, const char *why, const struc
 		else
 			snprintf(err + strlen(err), errlen - strlen(err), "; the global table is back as it was");
 		return -1;
+	}
+	if (started) {
+		char path[4096];
+		FILE *f;
+
+		damon_mark_path(path, sizeof(path));
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "%d %d\n", (int)bwapd.damon.kdamond_pid, (int)t->pid) < 0)
+			logmsg("cannot write %s: %s; a bwapd killed now would leave kdamond %d to remove by hand",
+			       path, strerror(errno), (int)bwapd.damon.kdamond_pid);
+		if (f)
+			fclose(f);
 	}
 	bwapd.damon_target = t;
 	t->pushes++;

@@ -672,6 +672,12 @@ int bwap_damon_stats(struct bwap_damon *d, struct bwap_damon_stats *st, char *er
 /* Turn the kdamond off and remove it (nr_kdamonds 0). */
 int bwap_damon_stop(struct bwap_damon *d, char *err, size_t errlen);
 /*
+ * A killed bwapd's kdamond: if kdamond 0 is the only one and is that
+ * kdamond or monitors that target, turn it off and remove it.  1 removed,
+ * 0 nothing of ours there, -1 with err.
+ */
+int bwap_damon_remove_left(pid_t kdamond_pid, pid_t target_pid, char *err, size_t errlen);
+/*
  * Where d's committed dests put the units l (of mappings r, as
  * bwap_units_of() lists them), per node, added to layout; now gets where
  * they are.  Returns the pages not where the layout puts them.

@@ -414,6 +414,19 @@ int bwap_damon_stop(struct bwap_damon *d, char *err, size_t errlen)
 	return ret;
 }
 
+int bwap_damon_remove_left(pid_t kdamond_pid, pid_t target_pid, char *err, size_t errlen)
+{
+	long kd = damon_read(KD "/pid");
+
+	/* only kdamond 0 as bwapd made it: the same kdamond, or the same target */
+	if (damon_read("kdamonds/nr_kdamonds") != 1 ||
+	    (kd != kdamond_pid && damon_read(CTX "/targets/0/pid_target") != target_pid))
+		return 0;
+	if (kd > 0 && damon_write(err, errlen, KD "/state", "off"))
+		return -1;
+	return damon_write(err, errlen, "kdamonds/nr_kdamonds", "0") ? -1 : 1;
+}
+
 int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
 		      const struct bwap_unit_list *l, long *now, long *layout)
 {

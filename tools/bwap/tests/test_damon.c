@@ -259,6 +259,21 @@ static void test_start_rollback(void)
 	      "start with a kdamond already there: refused: %s", err);
 }
 
+static void test_remove_left(void)
+{
+	char err[512];
+
+	fake_tree(1);
+	put("kdamonds/nr_kdamonds", "1\n");
+	put("kdamonds/0/pid", "999\n");
+	put(CTX "targets/0/pid_target", "77\n");
+	CHECK(bwap_damon_remove_left(4242, 1234, err, sizeof(err)) == 0 && !strcmp(get("kdamonds/nr_kdamonds"), "1"),
+	      "a kdamond of another kdamond pid and target is not a killed bwapd's: left alone");
+	put("kdamonds/0/pid", "4242\n");
+	CHECK(bwap_damon_remove_left(4242, 1234, err, sizeof(err)) == 1 && !strcmp(get("kdamonds/0/state"), "off") &&
+	      !strcmp(get("kdamonds/nr_kdamonds"), "0"), "the killed bwapd's kdamond 4242: off and removed");
+}
+
 static void test_layout(void)
 {
 	/* a mapping 18 pages past a 2 MiB boundary; two dests, weights 1,1 */
@@ -301,6 +316,7 @@ int main(void)
 	test_probe();
 	test_start_commit_stop();
 	test_start_rollback();
+	test_remove_left();
 	test_layout();
 	{
 		char cmd[300];
