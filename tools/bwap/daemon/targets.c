@@ -516,13 +516,25 @@ static void damon_tick(struct target *t)
 	t->moved += moved;
 	bwap_signal_invalidate(&t->sig);
 	off = damon_layout(t, now_, layout, err, sizeof(err));
-	if (off < 0)
+	if (off < 0) {
 		logmsg("pid %d: push #%ld: DAMON moved %ld pages; counting them: %s", t->pid, t->damon_push, moved,
 		       err);
-	else
-		logmsg("pid %d: push #%ld: DAMON moved %ld pages; pages now %s, DAMON's layout %s, %ld off it",
-		       t->pid, t->damon_push, moved, counts_str(now_, bwapd.matrix->nr_nodes, b1, sizeof(b1)),
-		       counts_str(layout, bwapd.matrix->nr_nodes, b2, sizeof(b2)), off);
+	} else {
+		struct bwap_place_stats st;
+		char b3[256] = "?";
+
+		/*
+		 * The shares move_pages would meet, for comparison: DAMON sends
+		 * a THP by its huge-page index, so memory of few THPs can end
+		 * far from the weights' shares.
+		 */
+		if (!bwap_place_pages(t->pid, &t->pushed, 1, &st, err, sizeof(err)))
+			counts_str(st.target, bwapd.matrix->nr_nodes, b3, sizeof(b3));
+		logmsg("pid %d: push #%ld: DAMON moved %ld pages; pages now %s, DAMON's layout %s, %ld off it "
+		       "(the weights' shares in folio units: %s)", t->pid, t->damon_push, moved,
+		       counts_str(now_, bwapd.matrix->nr_nodes, b1, sizeof(b1)),
+		       counts_str(layout, bwapd.matrix->nr_nodes, b2, sizeof(b2)), off, b3);
+	}
 	t->damon_push = 0;
 	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
 			 t->pid, t->pushed_dwp, t->pushes, t->moved,
