@@ -345,12 +345,15 @@ int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_r
 		      const struct bwap_weights *w, char *err, size_t errlen)
 {
 	struct bwap_damon old = *d;
-	struct bwap_damon_stats st;
+	struct bwap_damon_stats st, before;
 
 	if (!d->on) {
 		snprintf(err, errlen, "no kdamond running for pid %d", (int)d->pid);
 		return -1;
 	}
+	/* idle (stat) applies nothing, so pages moved from here on are this push's */
+	if (bwap_damon_stats(d, &before, err, errlen))
+		return -1;
 	set_dests(d, w);
 	if (set_ranges(d, r, nr_ranges, err, errlen)) {
 		*d = old;
@@ -360,12 +363,13 @@ int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_r
 	if (commit(d, &old, err, errlen))
 		return -1;
 	/*
-	 * The counts from here on: "commit" returns once the kdamond took the
-	 * new scheme, so every apply they count is the new one's.
+	 * The passes from here on: "commit" returns once the kdamond took the
+	 * new scheme, so every pass counted after it is the new one's.  The
+	 * pages it moved count from before: it may apply before this read.
 	 */
 	if (bwap_damon_stats(d, &st, err, errlen))
 		return -1;
-	d->applied_at_commit = d->applied_seen = st.sz_applied;
+	d->applied_at_commit = d->applied_seen = before.sz_applied;
 	d->tried_seen = st.sz_tried;
 	return 0;
 }
