@@ -56,6 +56,14 @@ STOCK_KERNEL_PKG=linux-image-amd64
 STOCK_KERNEL_VERSION=6.12.118-1
 STOCK_KERNEL_SUITE=trixie
 STOCK_KERNEL=$BWAP_BUILD/src/stock-kernel/vmlinuz
+# Debian 13's stock 7.3 kernel, linux-image-amd64 from trixie-backports
+# (the newest 7.3 revision if the pin is gone), fetched the same way: a
+# kernel without the series that has DAMON (DAMON, DAMON_VADDR,
+# DAMON_SYSFS) with weighted migration destinations (6.17+), on which
+# bwapd's DAMON backend runs (scripts/test-bwapd --damon).
+STOCK73_KERNEL_VERSION=7.3.4-1~bpo13+1
+STOCK73_KERNEL_SUITE=trixie-backports
+STOCK73_KERNEL=$BWAP_BUILD/src/stock-kernel-7.3/vmlinuz
 
 # The version of the base's source actually extracted: the pin, or the
 # fallback setup took (recorded beside the tarball).

@@ -153,6 +153,7 @@ struct bwapd_conf {
 	int max_targets;		/* targets in all; each costs about 20 KiB of bwapd's memory */
 	int max_targets_per_user;	/* targets whose process one uid owns: no user fills bwapd alone */
 	double client_timeout;		/* seconds a control client has to send its request and take the reply */
+	int write_global_weights;	/* the DAMON backend may write the global weighted-interleave table */
 };
 
 void bwapd_conf_defaults(struct bwapd_conf *c);
@@ -165,6 +166,20 @@ int bwapd_conf_check(const struct bwapd_conf *c, char *err, size_t errlen);
 void bwapd_conf_print(const struct bwapd_conf *c, FILE *f);
 
 /* ---- state.c: the state the parts share, the clock, the log ----------- */
+
+/*
+ * What places a target's pages at a push, chosen per target in this
+ * order: the series' process_mpol_reweight; DAMON's weighted dests with
+ * the global table (stock kernel, write_global_weights = yes, one target
+ * at a time, its memory under weighted interleave over the global table);
+ * move_pages from user space (portable mode).
+ */
+enum bwapd_backend { BWAPD_BACKEND_REWEIGHT, BWAPD_BACKEND_DAMON, BWAPD_BACKEND_MOVE_PAGES };
+const char *bwapd_backend_name(enum bwapd_backend b);
+/* bwapd's own copy of the global table from before its first write (STATE_DIR/...) */
+#define BWAPD_SYSFS_SAVED "bwapd-sysfs-weights.saved"
+/* "KDAMOND_PID TARGET_PID" while the DAMON backend runs: what a killed bwapd leaves to remove */
+#define BWAPD_DAMON_MARK "bwapd-damon.kdamond"
 
 #define MAX_WAITERS 16
 
@@ -209,6 +224,9 @@ struct target {
 	struct bwap_weights phase_w[8];
 	int cur_phase;			/* index, -1 before the first mark */
 	long phase_changes;
+	enum bwapd_backend backend;	/* what placed its pages at the last push */
+	char backend_why[512];		/* why that one, for the log and status */
+	long damon_push;		/* the push DAMON is still moving for; 0: none */
 };
 
 
@@ -233,6 +251,15 @@ struct bwapd_state {
 	struct target **targets;
 	int nr_slots;
 	double t_start;			/* now() at start, for the log's times */
+	/*
+	 * The DAMON backend: usable (the kernel has weighted dests, nobody
+	 * else uses DAMON, write_global_weights = yes) or why not; the one
+	 * kdamond and the one target it and the global table serve.
+	 */
+	int damon_usable;
+	char damon_why[512];
+	struct bwap_damon damon;
+	struct target *damon_target;
 };
 
 extern struct bwapd_state bwapd;
@@ -269,6 +296,12 @@ void scan_cgroup(void);
  * mpirun's daemon starts.
  */
 void follow_children(void);
+/* At start-up on a stock kernel: may the DAMON backend run?  Sets damon_usable and damon_why. */
+void damon_backend_probe(void);
+/* At the end: the DAMON target's kdamond removed and the global table put back. */
+void damon_backend_release(const char *why);
+/* At start: what a killed bwapd's DAMON backend left (its kdamond, the global table) undone. */
+void damon_backend_clean_left(void);
 
 /* ---- control.c ---------------------------------------------------------- */
 int open_socket(char *err, size_t errlen);

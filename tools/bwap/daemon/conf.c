@@ -55,6 +55,16 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	 * meanwhile, so this only bounds how long a stuck client holds a fd.
 	 */
 	c->client_timeout = 2.0;
+	/*
+	 * write_global_weights: on a kernel without the BWAP series, bwapd's
+	 * DAMON backend (kernel-side migration by a DAMON scheme) writes each
+	 * push's weights to the global table in
+	 * /sys/kernel/mm/mempolicy/weighted_interleave/, so that the
+	 * target's later faults follow them.  Every process with a global
+	 * weighted-interleave policy shares that table, so this is off
+	 * unless the administrator says yes; off, pushes use move_pages.
+	 */
+	c->write_global_weights = 0;
 }
 
 static int num(const char *key, const char *v, double lo, double hi, double *out, char *err, size_t errlen)
@@ -75,7 +85,7 @@ static int num(const char *key, const char *v, double lo, double hi, double *out
 static const char *const keys =
 	"state_dir, matrix, cgroup, cgroup_scan, step, samples, trim, interval, min_gain, drift, "
 	"start_dwp, max_weight, signal, perf_event, perf_raw_event, model_mlp, model_shared, model_threads, "
-	"model_refresh, max_targets, max_targets_per_user, client_timeout";
+	"model_refresh, max_targets, max_targets_per_user, client_timeout, write_global_weights";
 
 int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -105,6 +115,14 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 			return -1;
 		}
 		strcpy(c->perf_event, v);
+		return 0;
+	}
+	if (!strcmp(key, "write_global_weights")) {
+		if (strcmp(v, "yes") && strcmp(v, "no")) {
+			snprintf(err, errlen, "write_global_weights = '%s': expected yes or no", v);
+			return -1;
+		}
+		c->write_global_weights = v[0] == 'y';
 		return 0;
 	}
 	if (!strcmp(key, "perf_raw_event")) {
@@ -240,10 +258,10 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f)
 		   "step = %g\nsamples = %d\ntrim = %d\ninterval = %g\nmin_gain = %g\ndrift = %g\n"
 		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_event = %s\nperf_raw_event = %#llx\n"
 		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n"
-		   "max_targets = %d\nmax_targets_per_user = %d\nclient_timeout = %g\n",
+		   "max_targets = %d\nmax_targets_per_user = %d\nclient_timeout = %g\nwrite_global_weights = %s\n",
 		c->state_dir, c->matrix, c->cgroup, c->cgroup_scan, c->tuner.step, c->tuner.samples,
 		c->tuner.trim, c->tuner.interval, c->tuner.min_gain, c->tuner.drift, c->start_dwp,
 		c->max_weight, bwap_signal_kind_name(c->signal), c->perf_event, (unsigned long long)c->perf_raw,
 		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh, c->max_targets,
-		c->max_targets_per_user, c->client_timeout);
+		c->max_targets_per_user, c->client_timeout, c->write_global_weights ? "yes" : "no");
 }

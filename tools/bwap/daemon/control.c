@@ -141,12 +141,13 @@ static int handle_request(int fd, uid_t uid, const char *req, char **body, size_
 		sscanf(req, "wait %*d pushes %ld", &want);
 		if (!t)
 			fprintf(f, "error: pid %d is not a target\n", pid);
-		else if (want > 0 && t->pushes >= want)
+		/* a push DAMON is still placing is not done yet: damon_tick() answers */
+		else if (want > 0 && t->pushes >= want && !(t->damon_push && t->damon_push >= want))
 			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n", pid,
 				t->pushed_dwp, t->pushes, t->moved,
 				t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
 				weights_str(&t->pushed, why, sizeof(why)));
-		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2)
+		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2 && !t->damon_push)
 			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
 				t->pushes, t->moved);
 		else if (t->nr_waiters >= MAX_WAITERS)

@@ -58,9 +58,13 @@ static void usage(FILE *f)
 		   "proximity (DWP) with the lowest stall rate and pushes the weights for each\n"
 		   "step into the kernel (process_mpol_reweight with MPOL_REWEIGHT_REBALANCE and\n"
 		   "MPOL_REWEIGHT_GLOBAL), which moves the pages; shared memory (shmem, memfd,\n"
-		   "SysV) is left alone.  Targets come from 'bwapctl run', 'bwapctl attach PID' and\n"
-		   "the optional cgroup; 'bwapctl status' shows them.  Runs in the foreground;\n"
-		   "logs every decision on stderr.\n\n"
+		   "SysV) is left alone.  On a kernel without the BWAP series it places the pages\n"
+		   "itself with move_pages, or, where the kernel has DAMON with weighted dests\n"
+		   "and bwapd.conf says write_global_weights = yes, through the global table and\n"
+		   "a DAMON scheme (bwapd(8), Backends).  Targets come from 'bwapctl run',\n"
+		   "'bwapctl attach PID' and the optional cgroup; 'bwapctl status' shows them\n"
+		   "and which backend places each.  Runs in the foreground; logs every decision\n"
+		   "on stderr.\n\n"
 		   "  -c, --config FILE     config file (default %s; missing is fine\n"
 		   "                        unless given here)\n"
 		   "  --state-dir DIR       socket, pid file, search logs (default %s)\n"
@@ -296,6 +300,10 @@ static int start_up(void)
 		fprintf(stderr, "bwapd: %s\n", err);
 		return 1;
 	}
+	if (bwapd.portable_mode) {
+		damon_backend_clean_left();
+		damon_backend_probe();
+	}
 	if (!bwapd.machine && bwapd.conf.signal == BWAP_SIGNAL_MODEL) {
 		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
 		return 1;
@@ -335,6 +343,8 @@ static void announce(int ready_fd, double *next_scan)
 	       "portable mode: each push places the target's pages with move_pages (the minimum moves)" :
 	       "pushes with process_mpol_reweight");
 	(void)perr;
+	if (bwapd.portable_mode)
+		logmsg("%s", bwapd.damon_why);
 	if (bwapd.stall_event)
 		logmsg("stall signal: %s%s%s (MEASURED)", bwapd.stall_event->name, bwapd.stall_event->pmu[0] ? " on PMU " : "",
 		       bwapd.stall_event->pmu);

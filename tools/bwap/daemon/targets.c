@@ -82,6 +82,8 @@ void drop_target(struct target *t, const char *why)
 	logmsg("pid %d (%s): %s; dropped after %ld pushes (%ld pages moved)", t->pid, t->comm, why,
 	       t->pushes, t->moved);
 	reply_waiters_if(t, 1, 0, "ok\nexited pid %d: %s\n", t->pid, why);
+	if (bwapd.damon_target == t)
+		damon_backend_release(why);
 	bwap_signal_close(&t->sig);
 	if (t->protect_pid)
 		bwap_signal_close(&t->psig);
@@ -219,6 +221,330 @@ static int push_portable(struct target *t, double dwp, const char *why, const st
 	return 0;
 }
 
+/* ---- the DAMON backend ------------------------------------------------ */
+
+const char *bwapd_backend_name(enum bwapd_backend b)
+{
+	return b == BWAPD_BACKEND_REWEIGHT ? "process_mpol_reweight" : b == BWAPD_BACKEND_DAMON ? "damon" :
+	       "move_pages";
+}
+
+void damon_backend_probe(void)
+{
+	char why[512];
+
+	bwapd.damon_usable = 0;
+	if (!bwapd.conf.write_global_weights) {
+		snprintf(bwapd.damon_why, sizeof(bwapd.damon_why),
+			 "DAMON backend off: it writes the global weighted-interleave table, which every process with "
+			 "a global weighted-interleave policy shares, and bwapd.conf has write_global_weights = no "
+			 "(the default); set it to yes to allow it");
+		return;
+	}
+	if (bwap_kernel_mode() != BWAP_KERNEL_STOCK_WI) {
+		snprintf(bwapd.damon_why, sizeof(bwapd.damon_why),
+			 "DAMON backend off: the kernel has no global weighted-interleave table (%s, Linux 6.9+)",
+			 BWAP_SYSFS_WEIGHTS);
+		return;
+	}
+	bwapd.damon_usable = bwap_damon_probe(why, sizeof(why));
+	snprintf(bwapd.damon_why, sizeof(bwapd.damon_why), "DAMON backend %s: %.480s",
+		 bwapd.damon_usable ? "available" : "off", why);
+}
+
+static void damon_mark_path(char *path, size_t len)
+{
+	bwap_state_path(bwapd.conf.state_dir, BWAPD_DAMON_MARK, path, len);
+}
+
+void damon_backend_clean_left(void)
+{
+	char path[4096], saved[4096], err[1024], *text;
+	int kd = 0, pid = 0, r;
+
+	damon_mark_path(path, sizeof(path));
+	text = bwap_read_file(path, NULL);
+	if (text) {
+		if (sscanf(text, "%d %d", &kd, &pid) == 2) {
+			r = bwap_damon_remove_left(kd, pid, err, sizeof(err));
+			if (r > 0)
+				logmsg("removed the kdamond a previous bwapd left (kdamond %d on pid %d)", kd, pid);
+			else if (r < 0)
+				logmsg("removing the kdamond a previous bwapd left (kdamond %d on pid %d) failed: %s; "
+				       "check %s by hand", kd, pid, err, BWAP_DAMON_ADMIN);
+		}
+		free(text);
+		unlink(path);
+	}
+	/* a bwapd that was killed left the global table as it wrote it */
+	bwap_state_path(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, saved, sizeof(saved));
+	if (!access(saved, F_OK)) {
+		if (bwap_sysfs_weights_restore_as(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, err, sizeof(err)))
+			logmsg("putting back the global weighted-interleave table a previous bwapd changed: %s", err);
+		else
+			logmsg("the global weighted-interleave table a previous bwapd changed is back as it was (%s)",
+			       saved);
+	}
+}
+
+void damon_backend_release(const char *why)
+{
+	struct target *t = bwapd.damon_target;
+	char err[1024], path[4096];
+
+	if (!t)
+		return;
+	damon_mark_path(path, sizeof(path));
+	unlink(path);
+	if (bwap_damon_stop(&bwapd.damon, err, sizeof(err)))
+		logmsg("pid %d: DAMON: removing kdamond 0 failed: %s; check %s by hand", t->pid, err,
+		       BWAP_DAMON_ADMIN);
+	else
+		logmsg("pid %d: DAMON: kdamond 0 off and removed (%s)", t->pid, why);
+	if (bwap_sysfs_weights_restore_as(bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, err, sizeof(err)))
+		logmsg("pid %d: putting back the global weighted-interleave table failed: %s", t->pid, err);
+	else
+		logmsg("pid %d: the global weighted-interleave table is back as it was before bwapd wrote it",
+		       t->pid);
+	bwapd.damon_target = NULL;
+	t->damon_push = 0;
+}
+
+/*
+ * The target's anonymous mappings (those portable mode places) if every
+ * one of them is under weighted interleave over the global table, as
+ * numa_maps shows it; their number, 0 (why says which is not) or -1.
+ */
+static int global_wi_mappings(const struct target *t, struct bwap_range *r, int max, char *why, size_t len)
+{
+	char path[64], *text;
+	int n = bwap_anon_mappings(t->pid, r, max, why, len);
+
+	if (n < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)t->pid);
+	text = bwap_read_file(path, NULL);
+	if (!text) {
+		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		char key[32], *line, *eol;
+
+		snprintf(key, sizeof(key), "%lx ", r[i].start);
+		for (line = text; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+			if (!strncmp(line, key, strlen(key)))
+				break;
+		if (!line)
+			continue;	/* gone since maps was read */
+		eol = strchrnul(line, '\n');
+		if (strncmp(line + strlen(key), "weighted interleave", 19) ||
+		    memmem(line, eol - line, " il_weights=", 12)) {
+			snprintf(why, len, "its mapping at 0x%lx is not under weighted interleave over the global table "
+				 "(numa_maps: %.*s); 'bwapctl run --global' or 'numactl -w' starts a program so",
+				 r[i].start, (int)(strchrnul(line + strlen(key), ' ') - line - strlen(key)) + 24,
+				 line + strlen(key));
+			free(text);
+			return 0;
+		}
+	}
+	free(text);
+	if (!n)
+		snprintf(why, len, "it has no anonymous mapping yet");
+	return n;
+}
+
+/* Which backend places t's pages now, and why (t->backend, t->backend_why); ranges for DAMON. */
+static enum bwapd_backend choose_backend(struct target *t, struct bwap_range *r, int *nr)
+{
+	char why[512];
+	enum bwapd_backend b = BWAPD_BACKEND_MOVE_PAGES;
+
+	*nr = 0;
+	/* a new target looks again: the administrator may have freed DAMON since */
+	if (bwapd.portable_mode && !t->pushes && !bwapd.damon_usable && !bwapd.damon_target &&
+	    bwapd.conf.write_global_weights) {
+		damon_backend_probe();
+		if (bwapd.damon_usable)
+			logmsg("%s", bwapd.damon_why);
+	}
+	if (!bwapd.portable_mode) {
+		b = BWAPD_BACKEND_REWEIGHT;
+		snprintf(why, sizeof(why), "the kernel has the BWAP series");
+	} else if (!bwapd.damon_usable) {
+		snprintf(why, sizeof(why), "%s", bwapd.damon_why);
+	} else if (bwapd.damon_target && bwapd.damon_target != t) {
+		snprintf(why, sizeof(why), "DAMON and the global weighted-interleave table place pid %d's pages "
+			 "(one target at a time: the table is one for all)", bwapd.damon_target->pid);
+	} else {
+		*nr = global_wi_mappings(t, r, BWAP_DAMON_MAX_RANGES, why, sizeof(why));
+		if (*nr > 0) {
+			b = BWAPD_BACKEND_DAMON;
+			snprintf(why, sizeof(why), "stock kernel with DAMON weighted dests, write_global_weights = yes, "
+				 "memory under weighted interleave over the global table");
+		} else if (*nr == 0 || bwapd.damon_target == t) {
+			char w2[512];
+
+			snprintf(w2, sizeof(w2), "%s", why);
+			snprintf(why, sizeof(why), "DAMON not used: %.490s", w2);
+		}
+	}
+	if (b != t->backend || strcmp(why, t->backend_why) || !t->pushes)
+		logmsg("pid %d: backend %s: %s", t->pid, bwapd_backend_name(b), why);
+	t->backend = b;
+	snprintf(t->backend_why, sizeof(t->backend_why), "%s", why);
+	return b;
+}
+
+/* "a,b,c" of nr longs into buf */
+static char *counts_str(const long *v, int nr, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < nr && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%ld", i ? "," : "", v[i]);
+	return buf;
+}
+
+/* Where t's pages are and where DAMON's committed dests put them; pages off that layout, or -1. */
+static long damon_layout(const struct target *t, long *now, long *layout, char *err, size_t errlen)
+{
+	struct bwap_unit_list l = { 0 };
+	int known;
+	long off;
+
+	memset(now, 0, BWAP_MAX_NODES * sizeof(*now));
+	memset(layout, 0, BWAP_MAX_NODES * sizeof(*layout));
+	if (bwap_units_of(t->pid, bwapd.damon.range, bwapd.damon.nr_ranges, &l, &known, err, errlen)) {
+		bwap_unit_list_free(&l);
+		return -1;
+	}
+	off = bwap_damon_layout(&bwapd.damon, bwapd.damon.range, bwapd.damon.nr_ranges, &l, now, layout);
+	bwap_unit_list_free(&l);
+	return off;
+}
+
+/*
+ * The DAMON backend's push: w to the global table (so later faults follow
+ * it) and as the dests weights of the target's kdamond (started at the
+ * first push, then sent by commit), which moves the resident pages to w's
+ * interleave layout over the next aggregation intervals; damon_tick()
+ * says when it settled.  All or nothing: if DAMON takes nothing, the
+ * table gets its old weights back.  0, or -1 with err (the caller falls
+ * back to move_pages).
+ */
+static int push_damon(struct target *t, double dwp, const char *why, const struct bwap_weights *w,
+		      const struct bwap_range *r, int nr, char *err, size_t errlen)
+{
+	struct bwap_weights old = *w;
+	int oldw[BWAP_MAX_NODES], started = !bwapd.damon.on;
+	char ws[256], e2[512];
+
+	if (t->damon_push && bwapd.damon_target == t) {
+		/* a phase change can come before DAMON placed the last push */
+		struct bwap_damon_stats st;
+
+		if (!bwap_damon_stats(&bwapd.damon, &st, e2, sizeof(e2))) {
+			long moved = (st.sz_applied - bwapd.damon.applied_at_commit) / sysconf(_SC_PAGESIZE);
+
+			t->moved += moved;
+			logmsg("pid %d: push #%ld: superseded while DAMON was moving (%ld pages moved for it)", t->pid,
+			       t->damon_push, moved);
+		}
+	}
+	if (bwap_sysfs_weights_read(oldw, w->nr_nodes, w->nodes, err, errlen))
+		return -1;
+	for (int i = 0; i < w->nr_nodes; i++)
+		old.w[i] = oldw[i];
+	if (bwap_sysfs_weights_apply_as(w, bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, err, errlen))
+		return -1;
+	if (bwapd.damon.on ? bwap_damon_commit(&bwapd.damon, r, nr, w, err, errlen) :
+	    bwap_damon_start(&bwapd.damon, t->pid, r, nr, w, err, errlen)) {
+		if (bwap_sysfs_weights_apply_as(&old, bwapd.conf.state_dir, BWAPD_SYSFS_SAVED, e2, sizeof(e2)))
+			snprintf(err + strlen(err), errlen - strlen(err), "; and putting the global table back: %.200s", e2);
+		else
+			snprintf(err + strlen(err), errlen - strlen(err), "; the global table is back as it was");
+		return -1;
+	}
+	if (started) {
+		char path[4096];
+		FILE *f;
+
+		damon_mark_path(path, sizeof(path));
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "%d %d\n", (int)bwapd.damon.kdamond_pid, (int)t->pid) < 0)
+			logmsg("cannot write %s: %s; a bwapd killed now would leave kdamond %d to remove by hand",
+			       path, strerror(errno), (int)bwapd.damon.kdamond_pid);
+		if (f)
+			fclose(f);
+	}
+	bwapd.damon_target = t;
+	t->pushes++;
+	t->damon_push = t->pushes;
+	t->pushed = *w;
+	t->pushed_dwp = dwp;
+	t->have_pushed = 1;
+	bwap_signal_invalidate(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_invalidate(&t->psig);
+	logmsg("pid %d: push #%ld (%s) %s%.3f weights %s: global table written, DAMON kdamond %d %s with these "
+	       "dests over %d mapping(s); moving", t->pid, t->pushes, why, dwp >= 0 ? "dwp " : "phase ",
+	       dwp >= 0 ? dwp : 0, weights_str(w, ws, sizeof(ws)), (int)bwapd.damon.kdamond_pid,
+	       started ? "started" : "committed", nr);
+	return 0;
+}
+
+/*
+ * A DAMON push still moving: once a whole pass moved nothing, log what it
+ * moved and where the pages are against DAMON's layout, answer the
+ * waiters, and let the scheme idle.
+ */
+static void damon_tick(struct target *t)
+{
+	long moved, now_[BWAP_MAX_NODES], layout[BWAP_MAX_NODES], off;
+	char err[512], b1[256], b2[256], ws[256];
+	int r;
+
+	r = bwap_damon_settled(&bwapd.damon, &moved, err, sizeof(err));
+	if (r == 0)
+		return;
+	if (r < 0) {
+		logmsg("pid %d: DAMON: %s", t->pid, err);
+		return;
+	}
+	t->moved += moved;
+	bwap_signal_invalidate(&t->sig);
+	off = damon_layout(t, now_, layout, err, sizeof(err));
+	if (off < 0) {
+		logmsg("pid %d: push #%ld: DAMON moved %ld pages; counting them: %s", t->pid, t->damon_push, moved,
+		       err);
+	} else {
+		struct bwap_place_stats st;
+		char b3[256] = "?";
+
+		/*
+		 * The shares move_pages would meet, for comparison: DAMON sends
+		 * a THP by its huge-page index, so memory of few THPs can end
+		 * far from the weights' shares.
+		 */
+		if (!bwap_place_pages(t->pid, &t->pushed, 1, &st, err, sizeof(err)))
+			counts_str(st.target, bwapd.matrix->nr_nodes, b3, sizeof(b3));
+		logmsg("pid %d: push #%ld: DAMON moved %ld pages; pages now %s, DAMON's layout %s, %ld off it "
+		       "(the weights' shares in folio units: %s)", t->pid, t->damon_push, moved,
+		       counts_str(now_, bwapd.matrix->nr_nodes, b1, sizeof(b1)),
+		       counts_str(layout, bwapd.matrix->nr_nodes, b2, sizeof(b2)), off, b3);
+	}
+	t->damon_push = 0;
+	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
+			 t->pid, t->pushed_dwp, t->pushes, t->moved,
+			 t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+			 weights_str(&t->pushed, ws, sizeof(ws)));
+	if (t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2 && !t->nr_phases)
+		reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
+				 t->cs.t.cur, t->pushes, t->moved);
+}
+
 static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w);
 
 static int push(struct target *t, double dwp, const char *why)
@@ -245,10 +571,26 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 {
 	struct bwap_pagedist d;
 	long target[BWAP_MAX_NODES], expect = -1, before, after, ret;
-	char err[256], ws[256];
+	char err[1024], ws[256];
 
-	if (bwapd.portable_mode)
+	if (bwapd.portable_mode) {
+		struct bwap_range r[BWAP_DAMON_MAX_RANGES];
+		int nr;
+
+		if (choose_backend(t, r, &nr) == BWAPD_BACKEND_DAMON) {
+			if (!push_damon(t, dwp, why, &w, r, nr, err, sizeof(err)))
+				return 0;
+			if (kill(t->pid, 0) && errno == ESRCH)
+				return -1;
+			logmsg("pid %d: DAMON push failed: %s; this push uses move_pages", t->pid, err);
+			damon_backend_release("its push failed");
+			t->backend = BWAPD_BACKEND_MOVE_PAGES;
+			snprintf(t->backend_why, sizeof(t->backend_why), "the DAMON push failed: %.250s", err);
+		}
 		return push_portable(t, dwp, why, &w);
+	}
+	if (!t->pushes)
+		choose_backend(t, NULL, &(int){ 0 });
 	if (!bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err))) {
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
 
@@ -636,6 +978,8 @@ void sample_target(struct target *t, double tnow)
 	int r, stage = t->cs.stage;
 
 	t->next = tnow + bwapd.conf.tuner.interval;
+	if (t->damon_push && bwapd.damon_target == t)
+		damon_tick(t);
 	if (t->nr_phases) {
 		/* phase mode: the weights come from the phase, not from the DWP search */
 		if (kill(t->pid, 0) && errno == ESRCH) {
@@ -643,6 +987,11 @@ void sample_target(struct target *t, double tnow)
 			return;
 		}
 		phase_tick(t);
+		return;
+	}
+	if (t->damon_push) {
+		/* DAMON is still placing the last push: measure from where it ends */
+		bwap_tuner_discard(&t->cs.t);
 		return;
 	}
 	r = bwap_signal_sample(s, tnow, &v, err, sizeof(err));
@@ -706,8 +1055,10 @@ void sample_target(struct target *t, double tnow)
 				t->cs.t.searches - 1);
 			fflush(t->log);
 		}
-		reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
-				 t->cs.t.cur, t->pushes, t->moved);
+		/* DAMON's push is answered once it is placed (damon_tick()) */
+		if (!t->damon_push)
+			reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
+					 t->cs.t.cur, t->pushes, t->moved);
 	}
 }
 
@@ -767,6 +1118,8 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "modelled", json_object_new_boolean(t->sig.kind == BWAP_SIGNAL_MODEL));
 	json_object_object_add(o, "note", json_object_new_string(t->note));
 	json_object_object_add(o, "idle_reason", json_object_new_string(idle));
+	json_object_object_add(o, "backend", json_object_new_string(bwapd_backend_name(t->backend)));
+	json_object_object_add(o, "backend_reason", json_object_new_string(t->backend_why));
 	json_object_object_add(o, "dwp", json_object_new_double(t->pushed_dwp));
 	json_object_object_add(o, "best_dwp", json_object_new_double(t->cs.t.best_dwp));
 	json_object_object_add(o, "best_metric", json_object_new_double(t->cs.t.best_metric));
@@ -822,6 +1175,9 @@ void status_print(FILE *f, int json, uid_t uid)
 				       bwapd.stall_event ? json_object_new_string(bwapd.stall_event->name) : NULL);
 		json_object_object_add(root, "modelled_fallback", json_object_new_boolean(!bwapd.stall_event));
 		json_object_object_add(root, "fallback_reason", json_object_new_string(bwapd.stall_fallback));
+		json_object_object_add(root, "damon_backend", json_object_new_boolean(bwapd.damon_usable));
+		json_object_object_add(root, "damon_reason", json_object_new_string(bwapd.portable_mode ?
+						       bwapd.damon_why : "the kernel has the BWAP series"));
 		json_object_object_add(root, "nr_targets", json_object_new_int(nr));
 		json_object_object_add(root, "other_users_targets", json_object_new_int(others));
 		json_object_object_add(root, "max_targets", json_object_new_int(bwapd.conf.max_targets));
@@ -837,6 +1193,8 @@ void status_print(FILE *f, int json, uid_t uid)
 			fprintf(f, "stall event: %s (MEASURED)\n", bwapd.stall_event->name);
 		else
 			fprintf(f, "stall event: none, FALLBACK TO MODELLED for signal = auto: %s\n", bwapd.stall_fallback);
+		if (bwapd.portable_mode)
+			fprintf(f, "damon: %s\n", bwapd.damon_why);
 		fprintf(f, "limits: %d targets, %d per user\n", bwapd.conf.max_targets, bwapd.conf.max_targets_per_user);
 		if (others)
 			fprintf(f, "%d target%s of other users not shown\n", others, others == 1 ? "" : "s");
@@ -855,7 +1213,16 @@ void status_print(FILE *f, int json, uid_t uid)
 		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
 			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
-		if (bwapd.portable_mode) {
+		if (bwapd.damon_target == t) {
+			/* DAMON's goal: the interleave layout of the committed dests */
+			have_pages = damon_layout(t, d.pages, tgt, err, sizeof(err)) >= 0;
+			d.nr_nodes = bwapd.matrix->nr_nodes;
+			for (int n = 0; n < d.nr_nodes; n++)
+				d.total += d.pages[n];
+			idle = have_pages && !d.total ? "no resident anonymous memory yet" : "";
+			counted = have_pages;
+			have_pages = 0;
+		} else if (bwapd.portable_mode) {
 			struct bwap_place_stats st;
 
 			/* a dry run of the placement: where the pages are and their shares */
@@ -882,6 +1249,8 @@ void status_print(FILE *f, int json, uid_t uid)
 				t->pid, t->comm, t->how, bwap_nodeset_format(t->workers, buf, sizeof(buf)), state_name(t),
 				t->pushed_dwp, t->cs.t.best_dwp, t->cs.t.best_metric, t->cs.t.searches,
 				t->cs.t.nr_points, t->pushes, t->moved, t->sig.label);
+			fprintf(f, "  backend: %s: %s%s\n", bwapd_backend_name(t->backend), t->backend_why,
+				t->damon_push ? " (DAMON still moving)" : "");
 			if (t->job >= 0)
 				fprintf(f, "  slurm job %s task %ld\n", job_step_str(t, buf, sizeof(buf)), t->task);
 			if (t->parent)

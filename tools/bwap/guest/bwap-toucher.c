@@ -12,6 +12,15 @@
  *                     "folios N SIZE P0,P1,..." (N folios, the largest of
  *                     SIZE pages, P pages in them per node), or
  *                     "folios unknown WHY" without root's folio view
+ *   layout W0,W1,...  are the buffer's pages where DAMON's weighted dests
+ *                     with these weights put them (each folio on the node
+ *                     the interleave pattern picks for its index: the VMA's
+ *                     page offset, over the folio's order, 7.3
+ *                     damos_va_migrate_dests_add())?  "layout PASS ..." or
+ *                     "layout FAIL ...", with the pages per node
+ *   fresh N           maps N more base pages under mode 6 over the global
+ *                     table as a VMA policy (mbind), faults them, prints
+ *                     "fresh P0,P1,..." (pages per node), unmaps them
  *   phase NAME        a phase change: appends "NAME\n" to the file named by
  *                     BWAP_PHASE (the phase protocol, bwapd(8) PHASES)
  *   quit              exits 0
@@ -37,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +65,85 @@ static void print_nodes(const long *v, int nr)
 		printf("%s%ld", i ? "," : " ", v[i]);
 }
 
+/* "layout W0,W1,...": the buffer against DAMON's interleave layout of W (nodes with W > 0, in id order) */
+static void layout(const char *arg)
+{
+	struct bwap_range r = { (unsigned long)buf, (unsigned long)buf + npages * psz };
+	struct bwap_unit_list l = { 0 };
+	long now[BWAP_MAX_NODES] = { 0 }, want[BWAP_MAX_NODES] = { 0 }, off = 0;
+	unsigned int w[BWAP_MAX_NODES] = { 0 }, total = 0;
+	int nw = 0, known;
+	char err[256];
+	const char *p = arg;
+
+	while (*p && nw < BWAP_MAX_NODES) {
+		w[nw] = strtoul(p, (char **)&p, 10);
+		total += w[nw++];
+		if (*p == ',')
+			p++;
+	}
+	if (!total || bwap_units_of(getpid(), &r, 1, &l, &known, err, sizeof(err))) {
+		printf("layout FAIL %s\n", total ? err : "no weights");
+		bwap_unit_list_free(&l);
+		return;
+	}
+	for (long k = 0; k < l.n; k++) {
+		unsigned long order = 0, ilx, t;
+		int node;
+
+		for (; l.u[k].whole && (1L << order) < l.u[k].pages; order++)
+			;
+		/* the VMA is the buffer (PROT_NONE guards), its pgoff the start's page number */
+		ilx = ((r.start / psz) >> order) + (((l.u[k].addr - r.start) / psz) >> order);
+		t = ilx % total;
+		for (node = 0; t >= w[node]; node++)
+			t -= w[node];
+		now[l.u[k].node] += l.u[k].pages;
+		want[node] += l.u[k].pages;
+		off += node != l.u[k].node ? l.u[k].pages : 0;
+	}
+	bwap_unit_list_free(&l);
+	printf("layout %s weights %s pages", off ? "FAIL" : "PASS", arg);
+	print_nodes(now, nw);
+	printf(" expected");
+	print_nodes(want, nw);
+	printf(" off %ld\n", off);
+}
+
+/* "fresh N": N new base pages under mode 6 over the global table (a VMA policy), per node */
+static void fresh(long n)
+{
+	int nodes = 0;
+	unsigned long mask;
+	long per[BWAP_MAX_NODES] = { 0 };
+	char *p = mmap(NULL, n * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), path[64];
+
+	/* the nodes with memory: those with a global weight */
+	for (snprintf(path, sizeof(path), BWAP_SYSFS_WEIGHTS "/node0"); !access(path, F_OK);
+	     snprintf(path, sizeof(path), BWAP_SYSFS_WEIGHTS "/node%d", ++nodes))
+		;
+	mask = (1UL << nodes) - 1;
+	if (p == MAP_FAILED || madvise(p, n * psz, MADV_NOHUGEPAGE) ||
+	    bwap_sys_mbind(p, n * psz, 6, &mask, BWAP_MAX_NODES + 1, 0)) {
+		printf("fresh FAIL %s\n", strerror(errno));
+		if (p != MAP_FAILED)
+			munmap(p, n * psz);
+		return;
+	}
+	for (long i = 0; i < n; i++) {
+		void *a = p + i * psz;
+		int st = -1;
+
+		p[i * psz] = 1;
+		if (!syscall(SYS_move_pages, 0, 1, &a, NULL, &st, 0) && st >= 0 && st < BWAP_MAX_NODES)
+			per[st]++;
+	}
+	munmap(p, n * psz);
+	printf("fresh");
+	print_nodes(per, nodes);
+	printf("\n");
+}
+
 static void command(char *line)
 {
 	struct bwap_page_census c;
@@ -65,6 +155,14 @@ static void command(char *line)
 	line[strcspn(line, "\n")] = '\0';
 	if (!strcmp(line, "quit"))
 		exit(0);
+	if (!strncmp(line, "layout ", 7)) {
+		layout(line + 7);
+		return;
+	}
+	if (!strncmp(line, "fresh ", 6)) {
+		fresh(atol(line + 6));
+		return;
+	}
 	if (bwap_count_pages(buf, npages * psz, &c, err, sizeof(err))) {
 		printf("check FAIL %s\n", err);
 		return;

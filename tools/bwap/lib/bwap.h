@@ -159,6 +159,10 @@ int bwap_sysfs_weights_auto(void);
 int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir,
 			     char *err, size_t errlen);
 int bwap_sysfs_weights_restore(const char *state_dir, char *err, size_t errlen);
+/* The same, saving to STATE_DIR/saved instead (bwapd keeps its own: BWAPD_SYSFS_SAVED). */
+int bwap_sysfs_weights_apply_as(const struct bwap_weights *w, const char *state_dir, const char *saved,
+				char *err, size_t errlen);
+int bwap_sysfs_weights_restore_as(const char *state_dir, const char *saved, char *err, size_t errlen);
 
 /* ---- peer_weights.c: the weights other tools would pick ------------ */
 
@@ -597,6 +601,89 @@ int bwap_place_range(void *start, size_t len, const struct bwap_weights *w, stru
 		     char *err, size_t errlen);
 /* set_mempolicy(MPOL_INTERLEAVE, nodes), or mode 6 over the global table if weighted. */
 long bwap_set_own_interleave(bwap_nodeset nodes, int weighted);
+
+/* A mapping, [start, end). */
+struct bwap_range {
+	unsigned long start, end;
+};
+/*
+ * pid's mappings that portable mode places (private anonymous writable
+ * ones and the heap, from /proc/PID/maps), in address order, up to max;
+ * their number, or -1 with err.
+ */
+int bwap_anon_mappings(pid_t pid, struct bwap_range *r, int max, char *err, size_t errlen);
+/*
+ * The present pages of r[0..n) as units of mapping i + 1 (lib/folios.c),
+ * each with its node (a move_pages query); folios_known as the reader saw
+ * them.  0 or -1 with err.
+ */
+int bwap_units_of(pid_t pid, const struct bwap_range *r, int n, struct bwap_unit_list *l, int *folios_known,
+		  char *err, size_t errlen);
+
+/* ---- damon.c: one DAMON kdamond with weighted dests (bwapd's DAMON backend) -- */
+
+#define BWAP_DAMON_ADMIN "/sys/kernel/mm/damon/admin"
+#define BWAP_DAMON_MAX_RANGES 64
+#define BWAP_DAMON_PADS 3		/* regions beside the mappings: lib/damon.c, damon_regions() */
+
+/*
+ * bwapd's kdamond 0 for one target: a vaddr context over the target's
+ * mappings, one migrate_hot scheme with weighted dests (stat while idle).
+ * What was last committed; the admin directory is $BWAP_DAMON_ADMIN if set.
+ */
+struct bwap_damon {
+	int on;				/* kdamond 0 is ours and running */
+	pid_t pid, kdamond_pid;
+	int nr_dests;
+	int node[BWAP_MAX_NODES];
+	unsigned char weight[BWAP_MAX_NODES];
+	int nr_ranges;
+	struct bwap_range range[BWAP_DAMON_MAX_RANGES];
+	int migrating;			/* migrate_hot committed, not yet settled */
+	long applied_at_commit, applied_seen, tried_seen;	/* the scheme's stats, bytes */
+};
+
+struct bwap_damon_stats {
+	long sz_tried, sz_applied, nr_applied;
+};
+
+/*
+ * Can bwapd use DAMON here: its sysfs interface, writable, no kdamond set
+ * up by anyone else, and weighted dests (a scheme is built and taken down
+ * again to see).  1 or 0, why says which.
+ */
+int bwap_damon_probe(char *why, size_t len);
+/* Build kdamond 0 on pid's mappings r with w's nodes and weights as dests, and start it; all or nothing. */
+int bwap_damon_start(struct bwap_damon *d, pid_t pid, const struct bwap_range *r, int nr_ranges,
+		     const struct bwap_weights *w, char *err, size_t errlen);
+/*
+ * New dests weights (and the mappings, again) to the running kdamond by
+ * "commit", migrate_hot on; on failure the kdamond keeps what it had.
+ */
+int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
+		      const struct bwap_weights *w, char *err, size_t errlen);
+/*
+ * Has the last commit's migration settled (a whole pass over the mappings
+ * moved nothing)?  Then the scheme goes idle (stat) and moved is the pages
+ * DAMON moved since the commit.  1, 0 (still moving) or -1 with err.
+ */
+int bwap_damon_settled(struct bwap_damon *d, long *moved, char *err, size_t errlen);
+int bwap_damon_stats(struct bwap_damon *d, struct bwap_damon_stats *st, char *err, size_t errlen);
+/* Turn the kdamond off and remove it (nr_kdamonds 0). */
+int bwap_damon_stop(struct bwap_damon *d, char *err, size_t errlen);
+/*
+ * A killed bwapd's kdamond: if kdamond 0 is the only one and is that
+ * kdamond or monitors that target, turn it off and remove it.  1 removed,
+ * 0 nothing of ours there, -1 with err.
+ */
+int bwap_damon_remove_left(pid_t kdamond_pid, pid_t target_pid, char *err, size_t errlen);
+/*
+ * Where d's committed dests put the units l (of mappings r, as
+ * bwap_units_of() lists them), per node, added to layout; now gets where
+ * they are.  Returns the pages not where the layout puts them.
+ */
+int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
+		      const struct bwap_unit_list *l, long *now, long *layout);
 
 /* ---- ctl.c: bwapd's control socket, client side -------------------- */
 

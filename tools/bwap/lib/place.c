@@ -29,6 +29,35 @@
 
 #define BATCH 4096
 
+int bwap_anon_mappings(pid_t pid, struct bwap_range *r, int max, char *err, size_t errlen)
+{
+	char path[64], line[4096];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) && n < max) {
+		unsigned long start, end, inode;
+		char perms[8], name[4096] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %4095s", &start, &end, perms, &inode, name) < 4)
+			continue;
+		if (perms[1] != 'w' || perms[3] != 'p' || inode || (name[0] && strcmp(name, "[heap]")))
+			continue;
+		r[n].start = start;
+		r[n++].end = end;
+	}
+	fclose(f);
+	return n;
+}
+
+#define MAX_MAPPINGS 65536
+
 /*
  * Every present page of pid's private anonymous writable mappings (the
  * heap and anonymous mmaps: what an interleave policy places) that this
@@ -38,35 +67,27 @@
 static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, char *err,
 			 size_t errlen)
 {
-	char path[64], line[4096];
-	int nvma = 0;
-	FILE *f;
+	struct bwap_range *rg = malloc(MAX_MAPPINGS * sizeof(*rg));
+	int n = rg ? bwap_anon_mappings(pid, rg, MAX_MAPPINGS, err, errlen) : -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+	if (!rg)
+		snprintf(err, errlen, "out of memory listing the mappings of pid %d", (int)pid);
+	if (n < 0) {
+		free(rg);
 		return -1;
 	}
 	bwap_folio_reader_open(pid, r);	/* without pagemap, every page is asked about */
 	l->n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end, inode;
-		char perms[8], name[4096] = "";
-
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %4095s", &start, &end, perms, &inode, name) < 4)
-			continue;
-		if (perms[1] != 'w' || perms[3] != 'p' || inode || (name[0] && strcmp(name, "[heap]")))
-			continue;
-		if (bwap_folio_scan(r, start, end, ++nvma, 1, l)) {
-			fclose(f);
+	for (int i = 0; i < n; i++) {
+		if (bwap_folio_scan(r, rg[i].start, rg[i].end, i + 1, 1, l)) {
 			bwap_folio_reader_close(r);
+			free(rg);
 			snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
 			return -1;
 		}
 	}
 	bwap_folio_reader_close(r);
-	fclose(f);
+	free(rg);
 	return 0;
 }
 
@@ -237,6 +258,25 @@ static int place_list(pid_t pid, struct bwap_unit_list *l, const struct bwap_wei
 out:
 	free(mv);
 	return ret;
+}
+
+int bwap_units_of(pid_t pid, const struct bwap_range *rg, int n, struct bwap_unit_list *l, int *folios_known,
+		  char *err, size_t errlen)
+{
+	struct bwap_folio_reader r;
+
+	bwap_folio_reader_open(pid, &r);
+	l->n = 0;
+	for (int i = 0; i < n; i++) {
+		if (bwap_folio_scan(&r, rg[i].start, rg[i].end, i + 1, 1, l)) {
+			bwap_folio_reader_close(&r);
+			snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
+			return -1;
+		}
+	}
+	*folios_known = r.folios_known;
+	bwap_folio_reader_close(&r);
+	return query_nodes(pid, l, err, errlen);
 }
 
 static int list_process(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, void *arg, char *err,

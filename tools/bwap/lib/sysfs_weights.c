@@ -120,7 +120,7 @@ static int save_table(const char *path, char *err, size_t errlen)
 
 	if (bwap_atomic_open(&af, path, err, errlen))
 		return -1;
-	fprintf(af.f, "# global weighted-interleave table before bwapctl changed it\n");
+	fprintf(af.f, "# global weighted-interleave table before BWAP (bwapctl or bwapd) changed it\n");
 	for (int i = 0; i < BWAP_MAX_NODES; i++) {
 		int old = read_weight(i);
 
@@ -135,12 +135,18 @@ static int save_table(const char *path, char *err, size_t errlen)
 int bwap_sysfs_weights_apply(const struct bwap_weights *w, const char *state_dir,
 			     char *err, size_t errlen)
 {
+	return bwap_sysfs_weights_apply_as(w, state_dir, SAVED_NAME, err, errlen);
+}
+
+int bwap_sysfs_weights_apply_as(const struct bwap_weights *w, const char *state_dir, const char *saved,
+				char *err, size_t errlen)
+{
 	int old[BWAP_MAX_NODES], done = 0, mode = bwap_sysfs_weights_auto();
 	char path[4096], why[1024], bad[1024] = "";
 
 	if (bwap_state_mkdir(state_dir, err, errlen))
 		return -1;
-	bwap_state_path(state_dir, SAVED_NAME, path, sizeof(path));
+	bwap_state_path(state_dir, saved, path, sizeof(path));
 	if (access(path, F_OK) && save_table(path, err, errlen))
 		return -1;
 	for (int i = 0; i < w->nr_nodes; i++) {
@@ -183,11 +189,16 @@ rollback:
 
 int bwap_sysfs_weights_restore(const char *state_dir, char *err, size_t errlen)
 {
+	return bwap_sysfs_weights_restore_as(state_dir, SAVED_NAME, err, errlen);
+}
+
+int bwap_sysfs_weights_restore_as(const char *state_dir, const char *saved, char *err, size_t errlen)
+{
 	int auto_mode = -1;
 	char path[4096], line[128];
 	FILE *f;
 
-	bwap_state_path(state_dir, SAVED_NAME, path, sizeof(path));
+	bwap_state_path(state_dir, saved, path, sizeof(path));
 	f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "nothing to restore: %s: %s (was --apply-sysfs used with this --state-dir?)",

@@ -90,6 +90,18 @@ expect 2 "config $tmp is not a regular file (a directory)" "$BWAPD" -c "$tmp"
 expect 2 "--matrix given twice" "$BWAPD" --matrix a --matrix=b
 expect 2 "--set needs KEY=VALUE" "$BWAPD" --set samples
 expect 2 "--ready-fd '3x' is not an open file descriptor" "$BWAPD" --ready-fd 3x
+# the DAMON backend's permission to write the global table: off unless yes
+expect 2 "write_global_weights = 'maybe': expected yes or no" "$BWAPD" --set write_global_weights=maybe
+printf 'write_global_weights = yes\n' > "$tmp/wgw.conf"
+out=$("$BWAPD" -c "$tmp/wgw.conf" --check-config 2>&1)
+echo "$out" | grep -qx 'write_global_weights = yes'
+ok $? "bwapd.conf write_global_weights = yes is taken ($(echo "$out" | grep write_global))"
+: > "$tmp/empty.conf"
+out=$("$BWAPD" -c "$tmp/empty.conf" --check-config 2>&1)
+echo "$out" | grep -qx 'write_global_weights = no'
+ok $? "write_global_weights is no by default ($(echo "$out" | grep write_global))"
+grep -qx 'write_global_weights = no' "$here/../daemon/bwapd.conf"
+ok $? "the example bwapd.conf shows write_global_weights = no"
 # ---- stall events by name, under libpfm's forced PMUs -------------------------
 signals() {	# signals PMU: bwapd --list-signals as if on that PMU
 	out=$(LIBPFM_FORCE_PMU=$1 "$BWAPD" --list-signals 2>&1)

@@ -219,6 +219,12 @@ int main(void)
 	CHECK(access(path, F_OK) != 0, "restore: saved copy removed");
 	CHECK(bwap_sysfs_weights_restore(state, err, sizeof(err)) == -1 && strstr(err, "nothing to restore"),
 	      "restore twice: %s", err);
+	/* bwapd's own saved copy: bwapctl's --restore-sysfs never meets it */
+	CHECK(!bwap_sysfs_weights_apply_as(&w, state, "bwapd-sysfs-weights.saved", err, sizeof(err)) &&
+	      access(path, F_OK) != 0 && read_int(dir, 2) == 2, "apply_as: writes the table, not bwapctl's copy");
+	CHECK(bwap_sysfs_weights_restore(state, err, sizeof(err)) == -1 &&
+	      !bwap_sysfs_weights_restore_as(state, "bwapd-sysfs-weights.saved", err, sizeof(err)) &&
+	      read_int(dir, 0) == 5 && read_int(dir, 2) == 7, "restore_as: its own copy puts back 5,6,7");
 	snprintf(path, sizeof(path), "%s/node1", dir);
 	chmod(path, 0444);
 	if (geteuid() != 0) {
