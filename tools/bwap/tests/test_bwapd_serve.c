@@ -15,6 +15,9 @@
  *    already exited;
  *  - a task attached with "children 1" (a wrapper, mpirun's daemon)
  *    brings its child and grandchild along, each marked with its parent;
+ *  - a child such a task starts after its attach can be waited on at
+ *    once ("wait CHILD pushes 1", as bwap-slurm-probe --self-check under
+ *    a wrapper asks), not only after bwapd's next scan for descendants;
  *  - a task whose cpuset allows fewer nodes than the machine has (a 4-node
  *    fake sysfs, this host's node 0 allowed) gets weights on those only.
  * bwapd runs with --ready-fd, so nothing waits on a clock to start.
@@ -420,6 +423,64 @@ static void descendants(void)
 	stop_bwapd();
 }
 
+/* A child the wrapper starts after its attach: "wait CHILD" finds it at once, not after the next scan. */
+static void descendant_waited_at_once(void)
+{
+	/* no scan for descendants falls due while the test runs */
+	const char *sets[] = { "cgroup_scan=3600", NULL };
+	int go[2], told[2], stay[2];
+	char err[512], c, *r, want[64];
+	pid_t wrapper, child = 0;
+	int ok;
+
+	CHECK(!start_bwapd(sets), "bwapd starts with cgroup_scan=3600 (log: %s)", logpath);
+	if (!daemon_pid || pipe(go) || pipe(told) || pipe(stay))
+		return;
+	wrapper = fork();
+	if (!wrapper) {
+		pid_t k;
+
+		close(go[1]);
+		close(told[0]);
+		close(stay[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		k = fork();
+		if (!k) {
+			if (read(stay[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		if (write(told[1], &k, sizeof(k)) != sizeof(k))
+			_exit(1);
+		waitpid(k, NULL, 0);
+		_exit(0);
+	}
+	close(go[0]);
+	close(told[1]);
+	close(stay[0]);
+	CHECK(!attach(wrapper, "children 1", err, sizeof(err)), "a wrapper attached with children 1: %s", err);
+	/* only now the wrapper starts its program */
+	if (write(go[1], "g", 1) != 1 || read(told[0], &child, sizeof(child)) != sizeof(child))
+		child = 0;
+	snprintf(want, sizeof(want), "ok\npushed pid %d ", (int)child);
+	snprintf(err, sizeof(err), "wait %d pushes 1", (int)child);
+	r = request(err, err, sizeof(err));
+	ok = child > 0 && r && !strncmp(r, want, strlen(want));
+	/* the reply on one TAP line */
+	for (char *q = r; q && *q; q++)
+		if (*q == '\n')
+			*q = ' ';
+	CHECK(ok, "wait for the wrapper's child %d, started after the attach: answered with its first push (%s)",
+	      (int)child, r ? r : err);
+	free(r);
+	close(stay[1]);
+	close(go[1]);
+	close(told[0]);
+	waitpid(wrapper, NULL, 0);
+	stop_bwapd();
+}
+
 static void cpuset_nodes(void)
 {
 	char root[128], err[512], *r;
@@ -476,6 +537,7 @@ int main(void)
 		stop_bwapd();
 	per_user_limit();
 	descendants();
+	descendant_waited_at_once();
 	cpuset_nodes();
 	if (!tap_failed) {
 		char cmd[128];
