@@ -15,6 +15,9 @@
  *    already exited;
  *  - a task attached with "children 1" (a wrapper, mpirun's daemon)
  *    brings its child and grandchild along, each marked with its parent;
+ *  - a Slurm task, registered before its exec ("how slurm"), is answered
+ *    without a push: its pages are the ones exec discards, and reading
+ *    them for every task of a large job made the start storm time out;
  *  - a child such a task starts after its attach can be waited on at
  *    once ("wait CHILD pushes 1", as bwap-slurm-probe --self-check under
  *    a wrapper asks), not only after bwapd's next scan for descendants;
@@ -423,6 +426,31 @@ static void descendants(void)
 	stop_bwapd();
 }
 
+/* A task registered before its exec (how slurm): answered without reading or moving its pages. */
+static void slurm_attach_no_start_push(void)
+{
+	char err[512], *r;
+	struct json_object *js = NULL, *list, *v;
+	long pushes = -1;
+	int n;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for the pre-exec registration (log: %s)", logpath);
+	if (!daemon_pid)
+		return;
+	n = spawn_tasks(1);
+	CHECK(!attach(tasks[0], "job 7 step 0 task 0", err, sizeof(err)), "a Slurm task attached: %s", err);
+	r = request("status json", err, sizeof(err));
+	js = r ? json_tokener_parse(r + 3) : NULL;
+	if (js && json_object_object_get_ex(js, "targets", &list) && json_object_array_length(list) == 1 &&
+	    json_object_object_get_ex(json_object_array_get_idx(list, 0), "pushes", &v))
+		pushes = json_object_get_int64(v);
+	CHECK(pushes == 0, "no push at a Slurm task's attach: its first comes after its exec (pushes %ld)", pushes);
+	json_object_put(js);
+	free(r);
+	end_tasks(n);
+	stop_bwapd();
+}
+
 /* A child the wrapper starts after its attach: "wait CHILD" finds it at once, not after the next scan. */
 static void descendant_waited_at_once(void)
 {
@@ -538,6 +566,7 @@ int main(void)
 	per_user_limit();
 	descendants();
 	descendant_waited_at_once();
+	slurm_attach_no_start_push();
 	cpuset_nodes();
 	if (!tap_failed) {
 		char cmd[128];
