@@ -138,6 +138,12 @@ static int handle_request(int fd, uid_t uid, const char *req, char **body, size_
 		struct target *t = find_target(pid);
 		long want = 0;
 
+		/* a followed target's new child (a wrapper's program) may ask before the next scan */
+		if (!t) {
+			follow_children();
+			t = find_target(pid);
+		}
+
 		sscanf(req, "wait %*d pushes %ld", &want);
 		if (!t)
 			fprintf(f, "error: pid %d is not a target\n", pid);

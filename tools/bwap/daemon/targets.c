@@ -940,6 +940,21 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	logmsg("pid %d (%s): attached (%s), workers %s, signal: %s%s%s", pid, t->comm, t->how,
 	       bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label,
 	       protect ? ", stage 1 protects pid " : "", protect ? (snprintf(val, sizeof(val), "%d", protect), val) : "");
+	/*
+	 * A Slurm task registers in task_init, before its exec, which
+	 * discards every page it has now: reading and moving them (a push
+	 * reads every resident page, and slurmstepd's child has its many)
+	 * only made the attaches of a large job's start storm wait for each
+	 * other past the task's bound.  Its first push comes at its first
+	 * steady sample, after the exec; until then it shows the weights it
+	 * starts at.
+	 */
+	if (!strcmp(t->how, "slurm")) {
+		weights_at(t, t->cs.t.cur, &t->pushed);
+		t->pushed_dwp = t->cs.t.cur;
+		t->next = now() + bwapd.conf.tuner.interval;
+		return 0;
+	}
 	r = push(t, t->cs.t.cur, "start");
 	if (r < 0) {
 		snprintf(err, errlen, r == -1 ? "pid %d exited" :

@@ -702,6 +702,8 @@ char *bwap_ctl_request(const char *state_dir, const char *request, char *err, si
 /* Same, giving up after timeout_ms without an answer (the default is 30 s). */
 char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int timeout_ms,
 			       char *err, size_t errlen);
+/* Hand one request line to bwapd within timeout_ms and go, without its answer; 0, or -1 with err. */
+int bwap_ctl_send(const char *state_dir, const char *request, int timeout_ms, char *err, size_t errlen);
 
 
 /* ---- search.c: the coupled thread/page placement search --------------- */

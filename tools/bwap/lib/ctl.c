@@ -119,6 +119,35 @@ static int send_by(int fd, const char *buf, size_t len, double deadline, char *e
 	return 0;
 }
 
+/*
+ * Hand the request to bwapd and go, without its answer: for a caller
+ * that must not wait (slurmstepd at a task's exit).  bwapd still reads
+ * and logs it when it gets to it.  timeout_ms bounds the hand-over (a
+ * full queue); 0, or -1 with err.
+ */
+int bwap_ctl_send(const char *state_dir, const char *request, int timeout_ms, char *err, size_t errlen)
+{
+	size_t len = strlen(request);
+	double deadline = mono_ms() + timeout_ms;
+	int fd = connect_by(state_dir, deadline, err, errlen), r;
+	char *line;
+
+	if (fd < 0)
+		return -1;
+	line = malloc(len + 2);
+	if (!line) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		return -1;
+	}
+	memcpy(line, request, len);
+	line[len] = '\n';
+	r = send_by(fd, line, len + 1, deadline, err, errlen);
+	free(line);
+	close(fd);
+	return r;
+}
+
 char *bwap_ctl_request(const char *state_dir, const char *request, char *err, size_t errlen)
 {
 	return bwap_ctl_request_timeout(state_dir, request, 30000, err, errlen);

@@ -105,10 +105,11 @@ struct bwap_slurm_outcome {
 };
 
 /*
- * How long the task waits for bwapd to take it, and slurmstepd for bwapd
- * to forget a task at its exit (the step's end waits on every task's):
- * a bwapd that is stopped or stalled costs no more.  bwapd drops an exited
- * task on its own (pidfd), so a missed detach loses nothing.
+ * How long the task waits for bwapd to take it, and slurmstepd, at a
+ * task's exit, to hand bwapd the detach (it does not wait for the answer;
+ * the step's end waits on every task's): a bwapd that is stopped or
+ * stalled costs no more.  bwapd drops an exited task on its own (pidfd),
+ * so a missed detach loses nothing.
  */
 #define BWAP_SLURM_ATTACH_MS 5000
 #define BWAP_SLURM_DETACH_MS 250
@@ -124,7 +125,7 @@ struct bwap_slurm_outcome {
  */
 int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
 			  struct bwap_slurm_outcome *o, char *msg, size_t msglen);
-/* In slurmstepd at task exit: bwapd forgets pid (0, or -1 if bwapd was not reachable). */
+/* In slurmstepd at task exit: bwapd is told to forget pid (0; -1 if the request could not be handed over). */
 int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid);
 
 #endif /* BWAP_SLURM_H */

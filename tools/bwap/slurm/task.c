@@ -299,27 +299,26 @@ out:
 }
 
 /*
- * slurmstepd calls this for each task of its step, one after another: once
- * bwapd has left one request unanswered, the step's other tasks do not
- * wait for it too (bwapd drops exited tasks through their pidfd anyway),
- * so a stalled bwapd costs a whole step BWAP_SLURM_DETACH_MS, not that
- * much per task.
+ * slurmstepd calls this for each task of its step, one after another.
+ * The detach is handed to bwapd without waiting for its answer: bwapd,
+ * busy or stalled, then delays no step's end, and still logs every
+ * request when it reads it.  Only the hand-over has a bound, for a full
+ * queue; once one missed it, the step's other tasks do not try (bwapd
+ * drops exited tasks through their pidfd anyway), so a stalled bwapd
+ * costs a whole step BWAP_SLURM_DETACH_MS, not that much per task.
  */
 static int detach_gave_up;
 
 int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid)
 {
-	char req[64], err[512], *reply;
+	char req[64], err[512];
 
 	if (detach_gave_up)
 		return -1;
 	snprintf(req, sizeof(req), "detach %d", (int)pid);
-	reply = bwap_ctl_request_timeout(c->state_dir, req, BWAP_SLURM_DETACH_MS, err, sizeof(err));
-	if (!reply) {
+	if (bwap_ctl_send(c->state_dir, req, BWAP_SLURM_DETACH_MS, err, sizeof(err))) {
 		detach_gave_up = 1;
 		return -1;
 	}
-	/* "error: pid N is not a target": bwapd saw it exit first */
-	free(reply);
 	return 0;
 }

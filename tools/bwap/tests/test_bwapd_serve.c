@@ -15,6 +15,12 @@
  *    already exited;
  *  - a task attached with "children 1" (a wrapper, mpirun's daemon)
  *    brings its child and grandchild along, each marked with its parent;
+ *  - a Slurm task, registered before its exec ("how slurm"), is answered
+ *    without a push: its pages are the ones exec discards, and reading
+ *    them for every task of a large job made the start storm time out;
+ *  - a child such a task starts after its attach can be waited on at
+ *    once ("wait CHILD pushes 1", as bwap-slurm-probe --self-check under
+ *    a wrapper asks), not only after bwapd's next scan for descendants;
  *  - a task whose cpuset allows fewer nodes than the machine has (a 4-node
  *    fake sysfs, this host's node 0 allowed) gets weights on those only.
  * bwapd runs with --ready-fd, so nothing waits on a clock to start.
@@ -420,6 +426,89 @@ static void descendants(void)
 	stop_bwapd();
 }
 
+/* A task registered before its exec (how slurm): answered without reading or moving its pages. */
+static void slurm_attach_no_start_push(void)
+{
+	char err[512], *r;
+	struct json_object *js = NULL, *list, *v;
+	long pushes = -1;
+	int n;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for the pre-exec registration (log: %s)", logpath);
+	if (!daemon_pid)
+		return;
+	n = spawn_tasks(1);
+	CHECK(!attach(tasks[0], "job 7 step 0 task 0", err, sizeof(err)), "a Slurm task attached: %s", err);
+	r = request("status json", err, sizeof(err));
+	js = r ? json_tokener_parse(r + 3) : NULL;
+	if (js && json_object_object_get_ex(js, "targets", &list) && json_object_array_length(list) == 1 &&
+	    json_object_object_get_ex(json_object_array_get_idx(list, 0), "pushes", &v))
+		pushes = json_object_get_int64(v);
+	CHECK(pushes == 0, "no push at a Slurm task's attach: its first comes after its exec (pushes %ld)", pushes);
+	json_object_put(js);
+	free(r);
+	end_tasks(n);
+	stop_bwapd();
+}
+
+/* A child the wrapper starts after its attach: "wait CHILD" finds it at once, not after the next scan. */
+static void descendant_waited_at_once(void)
+{
+	/* no scan for descendants falls due while the test runs */
+	const char *sets[] = { "cgroup_scan=3600", NULL };
+	int go[2], told[2], stay[2];
+	char err[512], c, *r, want[64];
+	pid_t wrapper, child = 0;
+	int ok;
+
+	CHECK(!start_bwapd(sets), "bwapd starts with cgroup_scan=3600 (log: %s)", logpath);
+	if (!daemon_pid || pipe(go) || pipe(told) || pipe(stay))
+		return;
+	wrapper = fork();
+	if (!wrapper) {
+		pid_t k;
+
+		close(go[1]);
+		close(told[0]);
+		close(stay[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		k = fork();
+		if (!k) {
+			if (read(stay[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		if (write(told[1], &k, sizeof(k)) != sizeof(k))
+			_exit(1);
+		waitpid(k, NULL, 0);
+		_exit(0);
+	}
+	close(go[0]);
+	close(told[1]);
+	close(stay[0]);
+	CHECK(!attach(wrapper, "children 1", err, sizeof(err)), "a wrapper attached with children 1: %s", err);
+	/* only now the wrapper starts its program */
+	if (write(go[1], "g", 1) != 1 || read(told[0], &child, sizeof(child)) != sizeof(child))
+		child = 0;
+	snprintf(want, sizeof(want), "ok\npushed pid %d ", (int)child);
+	snprintf(err, sizeof(err), "wait %d pushes 1", (int)child);
+	r = request(err, err, sizeof(err));
+	ok = child > 0 && r && !strncmp(r, want, strlen(want));
+	/* the reply on one TAP line */
+	for (char *q = r; q && *q; q++)
+		if (*q == '\n')
+			*q = ' ';
+	CHECK(ok, "wait for the wrapper's child %d, started after the attach: answered with its first push (%s)",
+	      (int)child, r ? r : err);
+	free(r);
+	close(stay[1]);
+	close(go[1]);
+	close(told[0]);
+	waitpid(wrapper, NULL, 0);
+	stop_bwapd();
+}
+
 static void cpuset_nodes(void)
 {
 	char root[128], err[512], *r;
@@ -476,6 +565,8 @@ int main(void)
 		stop_bwapd();
 	per_user_limit();
 	descendants();
+	descendant_waited_at_once();
+	slurm_attach_no_start_push();
 	cpuset_nodes();
 	if (!tap_failed) {
 		char cmd[128];

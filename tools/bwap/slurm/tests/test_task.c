@@ -239,6 +239,24 @@ int main(void)
 			close(fds[--n]);
 	}
 	close(lfd);
+	/* a bwapd that takes every connection but has not answered yet: each task's detach still reaches it */
+	lfd = fake_bwapd_listen(dir, 256);
+	{
+		double took = timed_forget(&c, 128);
+		int got = 0, fd;
+
+		fcntl(lfd, F_SETFL, O_NONBLOCK);
+		while (lfd >= 0 && (fd = accept(lfd, NULL, NULL)) >= 0) {
+			char line[64] = "";
+
+			got += read(fd, line, sizeof(line) - 1) > 7 && !strncmp(line, "detach ", 7);
+			close(fd);
+		}
+		CHECK(lfd >= 0 && took >= 0 && took < 0.5 && got == 128,
+		      "the exits of a step's 128 tasks, bwapd not answering yet: all 128 detach requests reach its "
+		      "queue (%d), in %.3f s", got, took);
+	}
+	close(lfd);
 	{
 		char cmd[128];
 
