@@ -2,13 +2,14 @@
 /*
  * Rebalance resident pages to a weighted-interleave policy's shares.
  *
- * Upstream never moves placed pages when interleave weights change, and
- * mbind(MPOL_MF_MOVE) only moves pages off nodes outside the nodemask.
- * MPOL_MF_REBALANCE (mbind2(2), process_mpol_reweight(2)) instead gives
- * every node of a VMA its largest-remainder share of the VMA's resident
- * pages, moving exactly sum(max(0, current - target)) pages: a page moves
- * only off a node above its share and onto a node below it, so none moves
- * twice and none moves back.
+ * Interleave weights steer only new allocations, and mbind(MPOL_MF_MOVE)
+ * only moves pages off nodes outside the nodemask.  A rebalance (mbind2(2)
+ * with MPOL_MF_REBALANCE, process_mpol_reweight(2) with
+ * MPOL_REWEIGHT_REBALANCE) instead gives every node of a VMA its
+ * largest-remainder share of the VMA's resident pages, moving exactly
+ * sum(max(0, current - target)) pages: a page moves only off a node above
+ * its share and onto a node below it, so none moves twice and none moves
+ * back.
  *
  * Each range under one policy is walked twice under mmap_read_lock():
  * the first walk counts resident pages per node, the second isolates just

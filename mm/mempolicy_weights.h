@@ -95,7 +95,7 @@ struct mpol_wi_table {
  * @nid: node id
  *
  * An own table is taken as it is, zeros included.  The global table keeps
- * upstream's meaning: 0 (or no table) is the system default, 1.
+ * its meaning: 0 (or no table) is the system default, 1.
  *
  * Return: the weight, 0..255.
  */

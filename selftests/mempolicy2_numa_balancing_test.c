@@ -10,8 +10,8 @@
  *    this process, and the task policy of a second process (set before
  *    it execs, as numactl does);
  *  - default-policy memory of this process, faulted on a far node, was
- *    migrated (mode 1) or promoted (mode 2) to CPU 0's node, as upstream
- *    does;
+ *    migrated (mode 1) or promoted (mode 2) to CPU 0's node, as balancing
+ *    does for any page;
  *  - a rebalance to new weights with balancing on reaches exact shares,
  *    and they hold for more passes.
  *
@@ -500,7 +500,7 @@ static void *fault_under_own_weights(void *arg)
 /*
  * A task policy is one thread's.  Pages another thread placed under its
  * weighted task policy, touched by this thread with the default policy,
- * follow this thread's hinting faults as upstream's do: all of them in
+ * follow this thread's hinting faults as any page does: all of them in
  * mode 1; in mode 2 those on the slower tier, promoted, while the top
  * tier is not scanned.  mempolicy2.rst says so.
  */

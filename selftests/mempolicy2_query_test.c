@@ -164,7 +164,7 @@ TEST_F(query, vma_policy_read_by_address_and_shown_in_numa_maps)
 	EXPECT_STREQ(want, line + strlen(line) - strlen(want));
 	EXPECT_NE(NULL, strstr(line, " weighted interleave:"));
 
-	/* Global weights: the upstream line, no new field. */
+	/* Global weights: the line as before, no new field. */
 	numa_maps_line(legacy, line, sizeof(line));
 	TH_LOG("legacy: %s", line);
 	ASSERT_NE(0, line[0]);

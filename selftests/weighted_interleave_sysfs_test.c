@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Upstream MPOL_WEIGHTED_INTERLEAVE with the global sysfs weights places
+ * MPOL_WEIGHTED_INTERLEAVE on the global sysfs weights places
  * exactly the weighted share of a run of faults on each node, for a task
  * policy (set_mempolicy) and for a VMA policy (mbind).  Pages are counted
  * per node with move_pages(2) in query mode.

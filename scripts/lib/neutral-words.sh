@@ -17,6 +17,7 @@ NEUTRAL_WORDS=(
 	"\b(our|the series') (rig|repository|tools|guests?)\b"
 	'\bthe rig\b'
 	'\b1000-1003\b'			# the numbers our kernels use
+	'\bupstream'			# the list's kernel is not "upstream" to itself
 )
 
 # neutral_words_hits FILE...: each line of FILE that uses one of the words,
