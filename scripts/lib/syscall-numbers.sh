@@ -131,9 +131,8 @@ on top of it, and scripts/export-series leaves it out."
 # and their tools/ copies are the base's: perf's maintainers sync those
 # (tools/include/uapi/README), not a series.  Prints one line per table;
 # returns 1 on a miss.
-
 check_syscall_tables() {
-	local ref=$1 f src rc=0 base_max got
+	local ref=$1 f rc=0 base_max got
 	while IFS= read -r f; do
 		[ "$(git -C "$KTREE" ls-tree "$ref" -- "$f" | awk '{print $1}')" = 120000 ] && continue
 		# The highest number on the plain base, below the x32 range
