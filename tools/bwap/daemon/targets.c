@@ -426,6 +426,34 @@ static long damon_layout(const struct target *t, long *now, long *layout, char *
 }
 
 /*
+ * After DAMON settled with off pages not where its layout puts them:
+ * folios faulted after its last pass, and folios on a per-CPU LRU batch
+ * (the ones a migration has just made, left on the kdamond's last CPU),
+ * which fail DAMON's isolation on every pass, as DAMON never drains the
+ * batches.  Move those with move_pages(2), which does, and count again.
+ * Returns the pages still off, or -1 with err.
+ */
+static long damon_finish(struct target *t, long off, long *now, long *layout, char *err, size_t errlen)
+{
+	struct bwap_unit_list l = { 0 };
+	long moved, failed;
+	int known;
+
+	if (bwap_units_of(t->pid, bwapd.damon.range, bwapd.damon.nr_ranges, &l, &known, err, errlen) ||
+	    bwap_damon_finish(&bwapd.damon, t->pid, bwapd.damon.range, &l, &moved, &failed, err, errlen)) {
+		bwap_unit_list_free(&l);
+		return -1;
+	}
+	bwap_unit_list_free(&l);
+	t->moved += moved;
+	t->not_moved += failed;
+	logmsg("pid %d: push #%ld: DAMON settled with %ld pages off its layout (faulted after its last pass, or "
+	       "on a per-CPU LRU batch, which DAMON does not drain); move_pages moved %ld, %ld failed", t->pid,
+	       t->damon_push, off, moved, failed);
+	return damon_layout(t, now, layout, err, errlen);
+}
+
+/*
  * The DAMON backend's push: w to the global table (so later faults follow
  * it) and as the dests weights of the target's kdamond (started at the
  * first push, then sent by commit), which moves the resident pages to w's
@@ -516,6 +544,8 @@ static void damon_tick(struct target *t)
 	t->moved += moved;
 	bwap_signal_invalidate(&t->sig);
 	off = damon_layout(t, now_, layout, err, sizeof(err));
+	if (off > 0)
+		off = damon_finish(t, off, now_, layout, err, sizeof(err));
 	if (off < 0) {
 		logmsg("pid %d: push #%ld: DAMON moved %ld pages; counting them: %s", t->pid, t->damon_push, moved,
 		       err);

@@ -684,6 +684,15 @@ int bwap_damon_remove_left(pid_t kdamond_pid, pid_t target_pid, char *err, size_
  */
 int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
 		      const struct bwap_unit_list *l, long *now, long *layout);
+/*
+ * Move the units of l that are not where d's dests put them there, with
+ * move_pages(2) (which drains every CPU's LRU batches first): folios
+ * faulted after DAMON's last pass, and those it could not isolate because
+ * a per-CPU LRU batch held them.  moved and failed count pages.  0, or -1
+ * with err.
+ */
+int bwap_damon_finish(const struct bwap_damon *d, pid_t pid, const struct bwap_range *r,
+		      const struct bwap_unit_list *l, long *moved, long *failed, char *err, size_t errlen);
 
 /* ---- ctl.c: bwapd's control socket, client side -------------------- */
 

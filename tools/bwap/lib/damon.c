@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/mempolicy.h>
 
 #include "bwap.h"
 
@@ -431,36 +433,80 @@ int bwap_damon_remove_left(pid_t kdamond_pid, pid_t target_pid, char *err, size_
 	return damon_write(err, errlen, "kdamonds/nr_kdamonds", "0") ? -1 : 1;
 }
 
+/* The node d's committed dests put unit u of mappings r at; -1 if the dests' weights add to 0. */
+static int layout_node(const struct bwap_damon *d, const struct bwap_range *r, const struct bwap_unit *u)
+{
+	unsigned long vm_start = r[u->vma - 1].start, ilx, order = 0, t;
+	unsigned int total = 0;
+	int i;
+
+	for (i = 0; i < d->nr_dests; i++)
+		total += d->weight[i];
+	if (!total)
+		return -1;
+	if (u->whole && u->pages > 1)
+		for (order = 0; (1L << order) < u->pages; order++)
+			;
+	/* an anonymous VMA's pgoff is its start's page number (not after mremap()) */
+	ilx = ((vm_start / 4096) >> order) + (((u->addr - vm_start) / 4096) >> order);
+	t = ilx % total;
+	for (i = 0; i < d->nr_dests && t >= d->weight[i]; i++)
+		t -= d->weight[i];
+	return d->node[i];
+}
+
 int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
 		      const struct bwap_unit_list *l, long *now, long *layout)
 {
-	unsigned int total = 0;
 	long off = 0;
 
-	for (int i = 0; i < d->nr_dests; i++)
-		total += d->weight[i];
 	for (long k = 0; k < l->n; k++) {
 		const struct bwap_unit *u = &l->u[k];
-		unsigned long vm_start = r[u->vma - 1].start, ilx, order = 0, t;
-		int i;
+		int node;
 
 		if (u->node < 0 || u->node >= BWAP_MAX_NODES)
 			continue;
 		now[u->node] += u->pages;
-		if (u->whole && u->pages > 1)
-			for (order = 0; (1L << order) < u->pages; order++)
-				;
-		/* an anonymous VMA's pgoff is its start's page number (not after mremap()) */
-		ilx = ((vm_start / 4096) >> order) + (((u->addr - vm_start) / 4096) >> order);
-		if (!total) {
+		node = layout_node(d, r, u);
+		if (node < 0) {
 			layout[u->node] += u->pages;
 			continue;
 		}
-		t = ilx % total;
-		for (i = 0; i < d->nr_dests && t >= d->weight[i]; i++)
-			t -= d->weight[i];
-		layout[d->node[i]] += u->pages;
-		off += d->node[i] != u->node ? u->pages : 0;
+		layout[node] += u->pages;
+		off += node != u->node ? u->pages : 0;
 	}
 	return off;
+}
+
+int bwap_damon_finish(const struct bwap_damon *d, pid_t pid, const struct bwap_range *r,
+		      const struct bwap_unit_list *l, long *moved, long *failed, char *err, size_t errlen)
+{
+	enum { BATCH = 512 };
+	void *addr[BATCH];
+	int dest[BATCH], status[BATCH];
+	long pages[BATCH], k = 0;
+
+	*moved = *failed = 0;
+	for (long i = 0; i <= l->n; i++) {
+		const struct bwap_unit *u = i < l->n ? &l->u[i] : NULL;
+		int node = u && u->node >= 0 ? layout_node(d, r, u) : -1;
+
+		if (node >= 0 && node != u->node) {
+			/* one address per unit: a large folio moves whole */
+			addr[k] = (void *)u->addr;
+			dest[k] = node;
+			pages[k++] = u->pages;
+		}
+		if (k < BATCH && u)
+			continue;
+		if (k && syscall(SYS_move_pages, pid, k, addr, dest, status, MPOL_MF_MOVE) < 0 &&
+		    errno != ENOENT) {
+			snprintf(err, errlen, "move_pages of pid %d: %s", (int)pid, strerror(errno));
+			return -1;
+		}
+		for (long j = 0; j < k; j++)
+			*(status[j] == dest[j] ? moved : failed) += pages[j];
+		k = 0;
+	}
+	return 0;
 }
