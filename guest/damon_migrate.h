@@ -69,6 +69,12 @@ struct damon_migrate {
 	const unsigned char *weight;	/* their weights */
 	const char *action;		/* "migrate_hot" or "migrate_cold" */
 	unsigned long sample_us, aggr_us, update_us;
+	/*
+	 * dests/mode (patches/damon-7.3): "shares" for the fewest moves to
+	 * the weights' per-node shares; NULL leaves DAMON's default, the
+	 * interleave layout, and works on kernels without the file.
+	 */
+	const char *dests_mode;
 };
 
 static int damon_writef(const char *path, const char *fmt, ...)
@@ -130,7 +136,8 @@ static int damon_setup(const struct damon_migrate *d)
 	    damon_writef(DAMON_SCHEME "/quotas/ms", "0") ||
 	    damon_writef(DAMON_SCHEME "/quotas/bytes", "0") ||
 	    damon_writef(DAMON_SCHEME "/watermarks/metric", "none") ||
-	    damon_writef(DAMON_SCHEME "/dests/nr_dests", "%d", d->nr_dests))
+	    damon_writef(DAMON_SCHEME "/dests/nr_dests", "%d", d->nr_dests) ||
+	    (d->dests_mode && damon_writef(DAMON_SCHEME "/dests/mode", "%s", d->dests_mode)))
 		return -1;
 	for (i = 0; i < d->nr_dests; i++) {
 		snprintf(path, sizeof(path), DAMON_SCHEME "/dests/%d/id", i);
@@ -141,6 +148,23 @@ static int damon_setup(const struct damon_migrate *d)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * Has this kernel the dests mode file (patches/damon-7.3)?  A scheme is
+ * built to see, and the tree is dropped again.  1 or 0.
+ */
+static int damon_dests_mode_available(void)
+{
+	int yes;
+
+	if (damon_writef(DAMON_ADMIN "/kdamonds/nr_kdamonds", "1") ||
+	    damon_writef(DAMON_KDAMOND "/contexts/nr_contexts", "1") ||
+	    damon_writef(DAMON_CTX "/schemes/nr_schemes", "1"))
+		return 0;
+	yes = access(DAMON_SCHEME "/dests/mode", W_OK) == 0;
+	damon_writef(DAMON_ADMIN "/kdamonds/nr_kdamonds", "0");
+	return yes;
 }
 
 static int damon_off(void);

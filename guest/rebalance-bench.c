@@ -1086,6 +1086,8 @@ static int walk_cost(void)
  *               migrate_hot scheme whose dests are the nodes; a reweight
  *               writes NEW to the global table and to the dests, and
  *               commits (damon_migrate.h);
+ *   DAMON shr   the same with dests/mode "shares" (patches/damon-7.3):
+ *               the fewest moves to the weights' shares of each region;
  *   move_pages  user_rebalance(): move_pages(2) query, the minimal plan,
  *               one move_pages(2) call, mbind2() with NEW;
  *   Alg. 1      the BWAP paper's Algorithm 1 (method_algorithm1()).
@@ -1133,8 +1135,10 @@ static const struct peer_scenario peer_scenarios8[] = {
 };
 #define NR_PEER_SCENARIOS8 (sizeof(peer_scenarios8) / sizeof(peer_scenarios8[0]))
 
-enum { P_KERNEL, P_DAMON, P_USER, P_ALG1, NR_PEERS };
-static const char *const peer_names[NR_PEERS] = { "kernel", "DAMON", "move_pages", "Alg. 1" };
+/* DAMON shr: DAMON with dests/mode "shares", on a kernel with patches/damon-7.3 */
+enum { P_KERNEL, P_DAMON, P_DAMON_SHARES, P_USER, P_ALG1, NR_PEERS };
+static const char *const peer_names[NR_PEERS] = { "kernel", "DAMON", "DAMON shr", "move_pages", "Alg. 1" };
+#define IS_DAMON(m) ((m) == P_DAMON || (m) == P_DAMON_SHARES)
 
 /*
  * DAMON runs asynchronously: the placement is polled every PEER_POLL_NS
@@ -1270,6 +1274,8 @@ static long long kd_cold_caller, kd_cold_kdamond, kd_off_caller;
  * resident one; charged CPU time only, the start and the off included.
  */
 static int damon_cold;
+/* the dests mode damon_start() sets: NULL (DAMON's default) or "shares" */
+static const char *damon_mode;
 
 static void damon_start(const unsigned char *old_w)
 {
@@ -1278,6 +1284,7 @@ static void damon_start(const unsigned char *old_w)
 		.end = (unsigned long)base_hint + npages * PG, .nr_dests = nn,
 		.node = nodes, .weight = old_w, .action = "migrate_hot",
 		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
+		.dests_mode = damon_mode,
 	};
 	long long cpu0 = thread_cpu_ns();
 	cpu_set_t cpus;
@@ -1470,9 +1477,9 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	char *p;
 	int k;
 
-	if (m == P_DAMON && !damon_cold && damon_commit_weights(nn, sc->old_w))	/* the state before */
+	if (IS_DAMON(m) && !damon_cold && damon_commit_weights(nn, sc->old_w))	/* the state before */
 		die("DAMON commit failed (see above)%s", "");
-	start_global = m == P_DAMON;
+	start_global = IS_DAMON(m);
 	p = start_state(sc->old_w);
 	start_global = 0;
 	where(p, before_st, cur);
@@ -1491,6 +1498,7 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 		r->instr = now_ns() - t0;
 		break;
 	case P_DAMON:
+	case P_DAMON_SHARES:
 		r->not_moved = 0;
 		r->instr = method_damon(p, sc->new_w, r);
 		break;
@@ -1520,6 +1528,9 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	/* DAMON's goal is the layout a fresh fault gives, within 1% of the pages */
 	if (m == P_DAMON)
 		r->conv = r->layout_off * 100 <= npages ? r->settle : -1;
+	/* the shares mode's goal is the kernel's, reached when DAMON settled */
+	if (m == P_DAMON_SHARES)
+		r->conv = r->conv >= 0 ? r->settle : -1;
 	numa_maps_counts(p, cur);
 	r->maps_match = !memcmp(cur, r->final, sizeof(cur));
 	refault(p, refaulted);
@@ -1586,6 +1597,31 @@ static int peer_fairness_rows(const struct peer_scenario *sc, const struct peer_
 	return ok;
 }
 
+/*
+ * DAMON's dests in the shares mode aim at the kernel's goal: the fewest
+ * moves to the per-node shares.  Within 5% of the minimum (per region
+ * shares round apart from the range's), and every node at its target as
+ * converged() counts it.
+ */
+static int peer_shares_row(const struct peer_scenario *sc, const struct peer_result *r, int have_shares,
+			   long min, int *t)
+{
+	char conv[24];
+	int pass;
+
+	if (!have_shares) {
+		printf("ok %d %s: DAMON shr moved within 1.05x of the minimum # SKIP no dests/mode\n",
+		       ++*t, sc->name);
+		return 1;
+	}
+	fmt_conv(conv, sizeof(conv), r->conv);
+	pass = r->moved * 100 <= min * 105 && r->conv >= 0;
+	printf("%s %d %s: DAMON shr moved within 1.05x of the minimum (%ld of %ld, %.3fx) and reached the "
+	       "shares (%ld pages off them, reached %s)\n", pass ? "ok" : "not ok", ++*t, sc->name, r->moved,
+	       min, min ? (double)r->moved / min : 0.0, r->off, conv);
+	return pass;
+}
+
 static int peers(const char *only)
 {
 	static struct peer_result res[NR_PEER_SCENARIOS][NR_PEERS];
@@ -1600,6 +1636,7 @@ static int peers(const char *only)
 	char maps_bad[NR_PEER_SCENARIOS][64];
 	int have_thp = !wi_read_selected(THP_ENABLED, saved, sizeof(saved));
 	int have_damon = damon_available();
+	int have_shares = have_damon && damon_dests_mode_available();
 	/* the global table the DAMON method writes, put back at the end */
 	int saved_w[NN], saved_auto = wi_auto_get();
 	long long cold[NR_PEER_SCENARIOS][3] = { { 0 } };	/* caller, kdamond, off */
@@ -1612,6 +1649,8 @@ static int peers(const char *only)
 		printf("# no %s (CONFIG_DAMON_SYSFS, DAMON_VADDR): DAMON is n/a;\n"
 		       "# scripts/run-bench --peers boots the 7.3 damon variant that has it\n",
 		       DAMON_ADMIN);
+	else if (!have_shares)
+		printf("# no dests/mode in DAMON's sysfs: DAMON shr (patches/damon-7.3) is n/a\n");
 	for (s = 0; s < nn; s++)
 		saved_w[s] = wi_sysfs_weight_get(nodes[s]);
 	free(before_st);
@@ -1624,7 +1663,8 @@ static int peers(const char *only)
 	       "# the global weights, NEW is written there and to the dests of one resident\n"
 	       "# kdamond per scenario, then committed; vaddr, migrate_hot, dests = the nodes,\n"
 	       "# sample 1 ms, aggr 1 ms, update 1000 s, 3 regions, one region = the range,\n"
-	       "# no quota, every access pattern; polled every %lld ms\n",
+	       "# no quota, every access pattern; polled every %lld ms; DAMON shr: the same,\n"
+	       "# its own kdamond, with dests/mode \"shares\" (patches/damon-7.3)\n",
 	       nn, nodes[0], repeats,
 	       icount ? "instructions (run-vm --icount)" : "guest ns", PEER_POLL_NS / 1000000);
 	for (s = 0; s < nr_list; s++) {
@@ -1660,10 +1700,12 @@ static int peers(const char *only)
 		for (m = 0; m < NR_PEERS; m++) {
 			int first_pid = 0, bad = 0;
 
-			if (m == P_DAMON && !have_damon)
+			if ((m == P_DAMON && !have_damon) || (m == P_DAMON_SHARES && !have_shares))
 				continue;
-			if (m == P_DAMON)
+			if (IS_DAMON(m)) {
+				damon_mode = m == P_DAMON_SHARES ? "shares" : NULL;
 				damon_start(sc->old_w);
+			}
 			for (rep = 0; rep < repeats; rep++) {
 				struct peer_result r;
 
@@ -1672,17 +1714,21 @@ static int peers(const char *only)
 				if (!rep)
 					res[s][m] = r;
 				bad |= !r.maps_match;
-				if (m == P_DAMON) {
+				if (IS_DAMON(m)) {
 					if (!rep)
 						first_pid = r.kdamond_pid;
-					/* 1: one kdamond for every reweight */
-					kd_pids[s] = rep ? kd_pids[s] && r.kdamond_pid == first_pid : 1;
+					/* 1: one kdamond for every reweight of each DAMON method */
+					if (m == P_DAMON && !rep)
+						kd_pids[s] = 1;
+					kd_pids[s] = kd_pids[s] && r.kdamond_pid == first_pid;
 					kd_cpu_only[s] &= r.instr == r.cpu_caller + r.cpu_kdamond;
 				}
 				v[rep] = r.instr;
 				kdv[rep] = r.kdamond;
 				cv[rep] = r.conv < 0 ? LLONG_MAX : r.conv;
 			}
+			if (m == P_DAMON_SHARES)
+				damon_stop();
 			if (m == P_DAMON) {
 				struct peer_result r;
 
@@ -1722,7 +1768,7 @@ static int peers(const char *only)
 			const struct peer_result *r = &res[s][m];
 			char fin[96];
 
-			if (m == P_DAMON && !have_damon) {
+			if ((m == P_DAMON && !have_damon) || (m == P_DAMON_SHARES && !have_shares)) {
 				printf("  %-10s %6s\n", peer_names[m], "n/a");
 				continue;
 			}
@@ -1754,6 +1800,14 @@ static int peers(const char *only)
 			       res[s][P_DAMON].settle / 1e6, res[s][P_DAMON].idle_walk, unit,
 			       cold[s][0] + cold[s][1], unit, cold[s][0], cold[s][1], cold[s][2], unit,
 			       cold_run[s][0], unit, cold_run[s][1]);
+		if (have_shares)
+			printf("#   DAMON shr (dests mode shares), the same resident kdamond: kdamond %lld of its\n"
+			       "#   %lld %s; %.1f applies of the scheme over the range, %ld pages migrated by its\n"
+			       "#   stats; last page moved after %.2f ms; once settled it kept walking the range\n"
+			       "#   at %.0f %s per ms\n",
+			       res[s][P_DAMON_SHARES].kdamond, res[s][P_DAMON_SHARES].instr, unit,
+			       res[s][P_DAMON_SHARES].applies, res[s][P_DAMON_SHARES].sz_applied / (long)PG,
+			       res[s][P_DAMON_SHARES].settle / 1e6, res[s][P_DAMON_SHARES].idle_walk, unit);
 		thp = 0;
 	}
 	if (have_thp)
@@ -1767,11 +1821,11 @@ static int peers(const char *only)
 	       "# per-node target (largest-remainder shares; THP: the rule's result, and another\n"
 	       "# placement with every node within one huge page of its share is as good);\n"
 	       "# layout: pages not on the node a fresh fault under NEW puts them on.  goal: what\n"
-	       "# the method aims at (DAMON's dests reproduce the fresh-fault layout; the others\n"
-	       "# aim at the shares); reached: guest time until its end state met that goal (shares:\n"
+	       "# the method aims at (DAMON's dests reproduce the fresh-fault layout; the others,\n"
+	       "# DAMON shr among them, aim at the shares); reached: guest time until its end state met that goal (shares:\n"
 	       "# every node within 1%% of its target, THP within one huge page of its exact\n"
 	       "# share; layout: within 1%% of the pages), the call for synchronous methods, for\n"
-	       "# DAMON the poll after which no page moved for %d polls (bound %lld s); never if\n"
+	       "# DAMON's the poll after which no page moved for %d polls (bound %lld s); never if\n"
 	       "# the end state misses the goal.  win: worst deviation from the weighted share in\n"
 	       "# any 64 / 512-page window (the fresh fault's is in the scenario's header).\n"
 	       "# refault: pages away from a fresh fault under NEW after dropping and faulting the\n"
@@ -1786,7 +1840,7 @@ static int peers(const char *only)
 	/* TAP: the goal rows */
 	for (s = 0; s < nr_list; s++)
 		if (!only || !strcmp(only, list[s].name))
-			t += 2 + NR_PEERS - 1 + 5;
+			t += 2 + NR_PEERS - 1 + 6;
 	printf("1..%d\n", t);
 	t = 0;
 	for (s = 0; s < nr_list; s++) {
@@ -1805,9 +1859,9 @@ static int peers(const char *only)
 		printf("%s %d %s: after the kernel's rebalance later faults follow the new weights\n",
 		       pass ? "ok" : "not ok", ++t, sc->name);
 		for (m = P_DAMON; m < NR_PEERS; m++) {
-			if (m == P_DAMON && !have_damon) {
-				printf("ok %d %s: kernel used no more instructions than %s # SKIP no DAMON\n",
-				       ++t, sc->name, peer_names[m]);
+			if ((m == P_DAMON && !have_damon) || (m == P_DAMON_SHARES && !have_shares)) {
+				printf("ok %d %s: kernel used no more instructions than %s # SKIP no %s\n",
+				       ++t, sc->name, peer_names[m], have_damon ? "dests/mode" : "DAMON");
 				continue;
 			}
 			pass = k->instr <= res[s][m].instr;
@@ -1818,6 +1872,7 @@ static int peers(const char *only)
 		}
 		ok &= peer_fairness_rows(sc, res[s], have_damon, kd_pids[s], kd_cpu_only[s],
 					 maps_bad[s], &t);
+		ok &= peer_shares_row(sc, &res[s][P_DAMON_SHARES], have_shares, min[s], &t);
 	}
 	return ok ? 0 : 1;
 }
@@ -1856,7 +1911,9 @@ static void usage(FILE *out)
 "                  global weights and a resident kdamond's migrate_hot scheme\n"
 "                  with weighted dests on this process, updated by commit,\n"
 "                  through /sys/kernel/mm/damon/admin; needs DAMON_VADDR and\n"
-"                  DAMON_SYSFS), by the move_pages(2) equivalent and by\n"
+"                  DAMON_SYSFS), by DAMON with its dests in the shares mode\n"
+"                  (the fewest moves to the shares: patches/damon-7.3; n/a\n"
+"                  without dests/mode), by the move_pages(2) equivalent and by\n"
 "                  Algorithm 1, on the same pages: moves against the minimum,\n"
 "                  instructions, distance from the per-node shares and from a\n"
 "                  fresh fault's layout, time until the method's own goal,\n"
