@@ -97,7 +97,7 @@ prepare_damon_tree() {
 	if [ -n "$made" ] && { [ "$made" != "$(git -C "$DAMON_TREE" rev-parse HEAD)" ] ||
 		[ -n "$(git -C "$DAMON_TREE" status --porcelain --untracked-files=no)" ]; }; then
 		die "${DAMON_TREE#"$BWAP_ROOT"/} has work not in patches/damon-7.3/ (commits or changes), and its inputs changed.
-Export it first (scripts/export-damon-series), or drop it (git -C build/linux-7.3 worktree remove --force build/linux-7.3-damon)"
+Export it first (scripts/export-damon-series), or drop it (git -C ${DAMON_BASE_TREE#"$BWAP_ROOT"/} worktree remove --force ${DAMON_TREE#"$BWAP_ROOT"/})"
 	fi
 	log "damon-tree: making ${DAMON_TREE#"$BWAP_ROOT"/}: bwap-applied + patches/damon-7.3/series"
 	damon_git "$DAMON_TREE" am --abort >/dev/null 2>&1 || true
