@@ -35,6 +35,8 @@
 #define DAMON_KDAMOND DAMON_ADMIN "/kdamonds/0"
 #define DAMON_CTX DAMON_KDAMOND "/contexts/0"
 #define DAMON_SCHEME DAMON_CTX "/schemes/0"
+/* the pads' addresses: above any user address, so never a page */
+#define DAMON_PAD_BASE (1UL << 63)
 
 /*
  * The tuning, for the fastest convergence DAMON allows on one process:
@@ -56,6 +58,14 @@
  * min/max_nr_regions: 3, the smallest DAMON accepts.  Regions only steer
  *	access sampling, which this scheme does not use; fewer regions, less
  *	sampling work.
+ * regions: the range, whole, and two pads of its size far above any user
+ *	address (with a gap, so never merged): DAMON splits a region larger
+ *	than the total over min_nr_regions, and the pads keep the range one
+ *	region.  Both modes of the dests work per region: the shares mode
+ *	reaches each region's shares (split in three, a THP range ends up to
+ *	half a THP per node and region off the range's), and the interleave
+ *	mode gives a THP two regions share two nodes (bwapd's lib/damon.c,
+ *	damon_regions(), does the same for the same reasons).
  * access pattern: every size, every access count, every age, so every
  *	region qualifies at the first apply whatever its accesses.
  * quotas: none (ms 0, bytes 0): migrate everything in one apply.
@@ -121,9 +131,13 @@ static int damon_setup(const struct damon_migrate *d)
 	    damon_writef(DAMON_CTX "/monitoring_attrs/nr_regions/max", "3") ||
 	    damon_writef(DAMON_CTX "/targets/nr_targets", "1") ||
 	    damon_writef(DAMON_CTX "/targets/0/pid_target", "%d", d->pid) ||
-	    damon_writef(DAMON_CTX "/targets/0/regions/nr_regions", "1") ||
+	    damon_writef(DAMON_CTX "/targets/0/regions/nr_regions", "3") ||
 	    damon_writef(DAMON_CTX "/targets/0/regions/0/start", "%lu", d->start) ||
 	    damon_writef(DAMON_CTX "/targets/0/regions/0/end", "%lu", d->end) ||
+	    damon_writef(DAMON_CTX "/targets/0/regions/1/start", "%lu", DAMON_PAD_BASE) ||
+	    damon_writef(DAMON_CTX "/targets/0/regions/1/end", "%lu", DAMON_PAD_BASE + (d->end - d->start)) ||
+	    damon_writef(DAMON_CTX "/targets/0/regions/2/start", "%lu", DAMON_PAD_BASE + 2 * (d->end - d->start)) ||
+	    damon_writef(DAMON_CTX "/targets/0/regions/2/end", "%lu", DAMON_PAD_BASE + 3 * (d->end - d->start)) ||
 	    damon_writef(DAMON_CTX "/schemes/nr_schemes", "1") ||
 	    damon_writef(DAMON_SCHEME "/action", "%s", d->action) ||
 	    damon_writef(DAMON_SCHEME "/apply_interval_us", "0") ||
