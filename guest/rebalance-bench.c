@@ -1645,9 +1645,10 @@ static long own_min(const struct peer_result *r, long scenario_min)
 
 /*
  * DAMON's dests in the shares mode aim at the kernel's goal: the fewest
- * moves to the per-node shares.  Within 5% of the minimum (per region
- * shares round apart from the range's), and every node at its target as
- * converged() counts it.
+ * moves to the per-node shares.  Within 5% of the minimum from its own
+ * start state (large folios move whole, so a node can end up to half of
+ * one off its share), and every node at its target as converged()
+ * counts it.
  */
 static int peer_shares_row(const struct peer_scenario *sc, const struct peer_result *r, int have_shares,
 			   long min, int *t)
@@ -1872,10 +1873,11 @@ static int peers(const char *only)
 	       "# placement with every node within one huge page of its share is as good);\n"
 	       "# layout: pages not on the node a fresh fault under NEW puts them on.  goal: what\n"
 	       "# the method aims at (DAMON's dests reproduce the fresh-fault layout; the others,\n"
-	       "# DAMON shr among them, aim at the shares); reached: guest time until its end state met that goal (shares:\n"
-	       "# every node within 1%% of its target, THP within one huge page of its exact\n"
-	       "# share; layout: within 1%% of the pages), the call for synchronous methods, for\n"
-	       "# DAMON's the poll after which no page moved for %d polls (bound %lld s); never if\n"
+	       "# DAMON shr among them, aim at the shares); reached: guest time until its end\n"
+	       "# state met that goal (shares: every node within 1%% of its target, THP within one\n"
+	       "# huge page of its exact share; layout: within 1%% of the pages), the call for\n"
+	       "# synchronous methods, for DAMON's the poll after which no page moved for %d polls\n"
+	       "# (bound %lld s); never if\n"
 	       "# the end state misses the goal.  win: worst deviation from the weighted share in\n"
 	       "# any 64 / 512-page window (the fresh fault's is in the scenario's header).\n"
 	       "# refault: pages away from a fresh fault under NEW after dropping and faulting the\n"
