@@ -408,21 +408,20 @@ static char *counts_str(const long *v, int nr, char *buf, size_t len)
 }
 
 /* Where t's pages are and where DAMON's committed dests put them; pages off that layout, or -1. */
-static long damon_layout(const struct target *t, long *now, long *layout, char *err, size_t errlen)
+/*
+ * The target's units (listed into l, which the caller frees), where they
+ * are and where DAMON's committed dests put them; the pages off it, or -1.
+ */
+static long damon_layout(const struct target *t, struct bwap_unit_list *l, long *now, long *layout, char *err,
+			 size_t errlen)
 {
-	struct bwap_unit_list l = { 0 };
 	int known;
-	long off;
 
 	memset(now, 0, BWAP_MAX_NODES * sizeof(*now));
 	memset(layout, 0, BWAP_MAX_NODES * sizeof(*layout));
-	if (bwap_units_of(t->pid, bwapd.damon.range, bwapd.damon.nr_ranges, &l, &known, err, errlen)) {
-		bwap_unit_list_free(&l);
+	if (bwap_units_of(t->pid, bwapd.damon.range, bwapd.damon.nr_ranges, l, &known, err, errlen))
 		return -1;
-	}
-	off = bwap_damon_layout(&bwapd.damon, bwapd.damon.range, bwapd.damon.nr_ranges, &l, now, layout);
-	bwap_unit_list_free(&l);
-	return off;
+	return bwap_damon_layout(&bwapd.damon, bwapd.damon.range, bwapd.damon.nr_ranges, l, now, layout);
 }
 
 /*
@@ -433,24 +432,19 @@ static long damon_layout(const struct target *t, long *now, long *layout, char *
  * batches.  Move those with move_pages(2), which does, and count again.
  * Returns the pages still off, or -1 with err.
  */
-static long damon_finish(struct target *t, long off, long *now, long *layout, char *err, size_t errlen)
+static long damon_finish(struct target *t, struct bwap_unit_list *l, long off, long *now, long *layout,
+			 char *err, size_t errlen)
 {
-	struct bwap_unit_list l = { 0 };
 	long moved, failed;
-	int known;
 
-	if (bwap_units_of(t->pid, bwapd.damon.range, bwapd.damon.nr_ranges, &l, &known, err, errlen) ||
-	    bwap_damon_finish(&bwapd.damon, t->pid, bwapd.damon.range, &l, &moved, &failed, err, errlen)) {
-		bwap_unit_list_free(&l);
+	if (bwap_damon_finish(&bwapd.damon, t->pid, bwapd.damon.range, l, &moved, &failed, err, errlen))
 		return -1;
-	}
-	bwap_unit_list_free(&l);
 	t->moved += moved;
 	t->not_moved += failed;
 	logmsg("pid %d: push #%ld: DAMON settled with %ld pages off its layout (faulted after its last pass, or "
 	       "on a per-CPU LRU batch, which DAMON does not drain); move_pages moved %ld, %ld failed", t->pid,
 	       t->damon_push, off, moved, failed);
-	return damon_layout(t, now, layout, err, errlen);
+	return damon_layout(t, l, now, layout, err, errlen);
 }
 
 /*
@@ -530,6 +524,7 @@ static int push_damon(struct target *t, double dwp, const char *why, const struc
  */
 static void damon_tick(struct target *t)
 {
+	struct bwap_unit_list l = { 0 };
 	long moved, now_[BWAP_MAX_NODES], layout[BWAP_MAX_NODES], off;
 	char err[512], b1[256], b2[256], ws[256];
 	int r;
@@ -543,9 +538,10 @@ static void damon_tick(struct target *t)
 	}
 	t->moved += moved;
 	bwap_signal_invalidate(&t->sig);
-	off = damon_layout(t, now_, layout, err, sizeof(err));
+	off = damon_layout(t, &l, now_, layout, err, sizeof(err));
 	if (off > 0)
-		off = damon_finish(t, off, now_, layout, err, sizeof(err));
+		off = damon_finish(t, &l, off, now_, layout, err, sizeof(err));
+	bwap_unit_list_free(&l);
 	if (off < 0) {
 		logmsg("pid %d: push #%ld: DAMON moved %ld pages; counting them: %s", t->pid, t->damon_push, moved,
 		       err);
@@ -1260,7 +1256,10 @@ void status_print(FILE *f, int json, uid_t uid)
 			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
 		if (bwapd.damon_target == t) {
 			/* DAMON's goal: the interleave layout of the committed dests */
-			have_pages = damon_layout(t, d.pages, tgt, err, sizeof(err)) >= 0;
+			struct bwap_unit_list l = { 0 };
+
+			have_pages = damon_layout(t, &l, d.pages, tgt, err, sizeof(err)) >= 0;
+			bwap_unit_list_free(&l);
 			d.nr_nodes = bwapd.matrix->nr_nodes;
 			for (int n = 0; n < d.nr_nodes; n++)
 				d.total += d.pages[n];

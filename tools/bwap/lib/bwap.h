@@ -584,6 +584,13 @@ struct bwap_move {
  */
 long bwap_place_plan(const struct bwap_unit_list *l, const unsigned char *w, int nr, struct bwap_place_stats *st,
 		     struct bwap_move *mv);
+/*
+ * Make the nmv moves mv of l's units with move_pages(2), a batch at a
+ * time, one address per unit (a large folio moves whole); adds the pages
+ * to st's moved, large_moved and failed.  0, or -1 with err.
+ */
+int bwap_place_moves(pid_t pid, const struct bwap_unit_list *l, const struct bwap_move *mv, long nmv,
+		     struct bwap_place_stats *st, char *err, size_t errlen);
 
 /*
  * Place pid's resident anonymous pages at w's exact shares in folio

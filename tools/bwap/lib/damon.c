@@ -37,8 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/mempolicy.h>
 
 #include "bwap.h"
 
@@ -481,32 +479,25 @@ int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, in
 int bwap_damon_finish(const struct bwap_damon *d, pid_t pid, const struct bwap_range *r,
 		      const struct bwap_unit_list *l, long *moved, long *failed, char *err, size_t errlen)
 {
-	enum { BATCH = 512 };
-	void *addr[BATCH];
-	int dest[BATCH], status[BATCH];
-	long pages[BATCH], k = 0;
+	struct bwap_place_stats st = { 0 };
+	struct bwap_move *mv = malloc((l->n + 1) * sizeof(*mv));
+	long nmv = 0;
+	int ret;
 
-	*moved = *failed = 0;
-	for (long i = 0; i <= l->n; i++) {
-		const struct bwap_unit *u = i < l->n ? &l->u[i] : NULL;
-		int node = u && u->node >= 0 ? layout_node(d, r, u) : -1;
-
-		if (node >= 0 && node != u->node) {
-			/* one address per unit: a large folio moves whole */
-			addr[k] = (void *)u->addr;
-			dest[k] = node;
-			pages[k++] = u->pages;
-		}
-		if (k < BATCH && u)
-			continue;
-		if (k && syscall(SYS_move_pages, pid, k, addr, dest, status, MPOL_MF_MOVE) < 0 &&
-		    errno != ENOENT) {
-			snprintf(err, errlen, "move_pages of pid %d: %s", (int)pid, strerror(errno));
-			return -1;
-		}
-		for (long j = 0; j < k; j++)
-			*(status[j] == dest[j] ? moved : failed) += pages[j];
-		k = 0;
+	if (!mv) {
+		snprintf(err, errlen, "out of memory for %ld units", l->n);
+		return -1;
 	}
-	return 0;
+	for (long i = 0; i < l->n; i++) {
+		const struct bwap_unit *u = &l->u[i];
+		int node = u->node >= 0 ? layout_node(d, r, u) : -1;
+
+		if (node >= 0 && node != u->node)
+			mv[nmv++] = (struct bwap_move){ .unit = i, .dest = node };
+	}
+	ret = bwap_place_moves(pid, l, mv, nmv, &st, err, errlen);
+	free(mv);
+	*moved = st.moved;
+	*failed = st.failed;
+	return ret;
 }

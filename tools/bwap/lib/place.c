@@ -183,6 +183,38 @@ long bwap_place_plan(const struct bwap_unit_list *l, const unsigned char *w, int
 	return nmv;
 }
 
+int bwap_place_moves(pid_t pid, const struct bwap_unit_list *l, const struct bwap_move *mv, long nmv,
+		     struct bwap_place_stats *st, char *err, size_t errlen)
+{
+	void *addr[BATCH];
+	int dest[BATCH], status[BATCH];
+
+	/* one address per unit: a large folio moves whole when its first page is asked to */
+	for (long i = 0; i < nmv; i += BATCH) {
+		long k = nmv - i < BATCH ? nmv - i : BATCH;
+
+		for (long j = 0; j < k; j++) {
+			addr[j] = (void *)l->u[mv[i + j].unit].addr;
+			dest[j] = mv[i + j].dest;
+		}
+		if (syscall(SYS_move_pages, pid, k, addr, dest, status, MPOL_MF_MOVE) < 0 && errno != ENOENT) {
+			snprintf(err, errlen, "move_pages of pid %d: %s", (int)pid, strerror(errno));
+			return -1;
+		}
+		for (long j = 0; j < k; j++) {
+			long pages = l->u[mv[i + j].unit].pages;
+
+			if (status[j] == dest[j]) {
+				st->moved += pages;
+				st->large_moved += pages > 1;
+			} else {
+				st->failed += pages;
+			}
+		}
+	}
+	return 0;
+}
+
 /*
  * Plan and make the moves for the units list() gives (grouped by
  * mapping, nodes queried), then list them again for where they are.
@@ -195,8 +227,7 @@ static int place_list(pid_t pid, struct bwap_unit_list *l, const struct bwap_wei
 	unsigned char wb[BWAP_MAX_NODES] = { 0 };
 	struct bwap_folio_reader r;
 	struct bwap_move *mv = NULL;
-	void *addr[BATCH];
-	int dest[BATCH], status[BATCH], nr = w->nr_nodes, ret = -1;
+	int nr = w->nr_nodes, ret = -1;
 	long nmv;
 	struct timespec t0, t1;
 
@@ -222,29 +253,8 @@ static int place_list(pid_t pid, struct bwap_unit_list *l, const struct bwap_wei
 		ret = 0;
 		goto out;
 	}
-	/* one address per unit: a large folio moves whole when its first page is asked to */
-	for (long i = 0; i < nmv; i += BATCH) {
-		long k = nmv - i < BATCH ? nmv - i : BATCH;
-
-		for (long j = 0; j < k; j++) {
-			addr[j] = (void *)l->u[mv[i + j].unit].addr;
-			dest[j] = mv[i + j].dest;
-		}
-		if (syscall(SYS_move_pages, pid, k, addr, dest, status, MPOL_MF_MOVE) < 0 && errno != ENOENT) {
-			snprintf(err, errlen, "move_pages of pid %d: %s", (int)pid, strerror(errno));
-			goto out;
-		}
-		for (long j = 0; j < k; j++) {
-			long pages = l->u[mv[i + j].unit].pages;
-
-			if (status[j] == dest[j]) {
-				st->moved += pages;
-				st->large_moved += pages > 1;
-			} else {
-				st->failed += pages;
-			}
-		}
-	}
+	if (bwap_place_moves(pid, l, mv, nmv, st, err, errlen))
+		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	st->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	/* where the pages are now, by a second query */
