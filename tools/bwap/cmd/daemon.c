@@ -5,10 +5,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bwapctl.h"
@@ -26,6 +28,84 @@ static int show_reply(const char *subcmd, char *reply)
 	}
 	fputs(body, stdout);
 	return 0;
+}
+
+/*
+ * The request words "KEY PATH" for the files bwapd reads (progress,
+ * phases, phase-weights) become "KEY fd", and the file, opened here with
+ * this user's rights, goes with the request: bwapd opens no path a client
+ * names.  extra is " KEY VALUE ..."; the rewritten words go to out, the
+ * descriptors after the nfds already in fds.  0, or -1 after saying why.
+ */
+static int pass_files(const char *subcmd, const char *extra, char *out, size_t outlen, int *fds, int *nfds)
+{
+	char key[32], val[512];
+	size_t n = 0;
+	int pos = 0, used;
+
+	out[0] = '\0';
+	while (sscanf(extra + pos, " %31s %511s%n", key, val, &used) == 2) {
+		pos += used;
+		if (!strcmp(key, "progress") || !strcmp(key, "phases") || !strcmp(key, "phase-weights")) {
+			int fd = open(val, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+			if (fd < 0) {
+				cli_error(subcmd, "--%s %s: %s", key, val, strerror(errno));
+				return -1;
+			}
+			if (*nfds >= BWAP_CTL_MAX_FDS) {
+				close(fd);
+				cli_error(subcmd, "too many files for one request");
+				return -1;
+			}
+			fds[(*nfds)++] = fd;
+			snprintf(val, sizeof(val), "fd");
+		}
+		n += snprintf(out + n, outlen - n, " %s %s", key, val);
+		if (n >= outlen) {
+			cli_error(subcmd, "the request is too long");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void close_fds(const int *fds, int nfds)
+{
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+static int request_fds(const char *subcmd, const char *state_dir, const char *req, const int *fds, int nfds,
+		       int timeout_ms)
+{
+	char err[1024], *reply = bwap_ctl_request_fds(state_dir, req, fds, nfds, timeout_ms, err, sizeof(err));
+	int rc;
+
+	if (!reply) {
+		cli_error(subcmd, "%s", err);
+		return 1;
+	}
+	rc = show_reply(subcmd, reply);
+	free(reply);
+	return rc;
+}
+
+/*
+ * PID as a pidfd (in fds[0]) and the word "fd" for the request, so that
+ * bwapd acts on this very process, whatever PID namespace this client
+ * runs in; the number itself if PID is gone (bwapd then says so).
+ */
+static void pid_word(long pid, char *word, size_t len, int *fds, int *nfds)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+
+	if (fd >= 0) {
+		fds[(*nfds)++] = fd;
+		snprintf(word, len, "fd");
+	} else {
+		snprintf(word, len, "%ld", pid);
+	}
 }
 
 static int request_timeout(const char *subcmd, const char *state_dir, const char *req, int timeout_ms)
@@ -49,10 +129,19 @@ static int request(const char *subcmd, const char *state_dir, const char *req)
 
 int daemon_register(const char *state_dir, int required, const char *extra)
 {
-	char req[600], err[1024], *reply;
+	char req[1024], err[1024], *reply;
 
-	snprintf(req, sizeof(req), "attach %d how run%s%s", getpid(), extra[0] ? " " : "", extra);
-	reply = bwap_ctl_request(state_dir, req, err, sizeof(err));
+	char words[600];
+	int fds[BWAP_CTL_MAX_FDS], nfds = 0;
+
+	if (pass_files("run", extra, words, sizeof(words), fds, &nfds)) {
+		close_fds(fds, nfds);
+		return required ? -1 : 0;
+	}
+	/* this process registers itself, before its exec: bwapd checks that against SO_PEERCRED */
+	snprintf(req, sizeof(req), "attach %d how run%s", getpid(), words);
+	reply = bwap_ctl_request_fds(state_dir, req, fds, nfds, 30000, err, sizeof(err));
+	close_fds(fds, nfds);
 	if (!reply) {
 		/* no daemon is fine, unless --tune asked for one */
 		if (required)
@@ -142,8 +231,20 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (parse_pid("attach", "PID", argv[optind], &pid))
 		return 2;
-	snprintf(req, sizeof(req), "attach %ld%s", pid, extra);
-	return request("attach", state_dir, req);
+	{
+		char words[900], pw[32];
+		int fds[BWAP_CTL_MAX_FDS], nfds = 0, rc;
+
+		pid_word(pid, pw, sizeof(pw), fds, &nfds);
+		if (pass_files("attach", extra, words, sizeof(words), fds, &nfds)) {
+			close_fds(fds, nfds);
+			return 1;
+		}
+		snprintf(req, sizeof(req), "attach %s%s", pw, words);
+		rc = request_fds("attach", state_dir, req, fds, nfds, 30000);
+		close_fds(fds, nfds);
+		return rc;
+	}
 }
 
 int cmd_detach(int argc, char **argv)
@@ -181,8 +282,16 @@ int cmd_detach(int argc, char **argv)
 		cli_error("detach", "give the PID to stop tuning");
 		return 2;
 	}
-	snprintf(req, sizeof(req), "detach %ld", pid);
-	return request("detach", state_dir, req);
+	{
+		char pw[32];
+		int fds[1], nfds = 0, rc;
+
+		pid_word(pid, pw, sizeof(pw), fds, &nfds);
+		snprintf(req, sizeof(req), "detach %s", pw);
+		rc = request_fds("detach", state_dir, req, fds, nfds, 30000);
+		close_fds(fds, nfds);
+		return rc;
+	}
 }
 
 /* utime + stime of pid in seconds, from /proc/PID/stat; -1 if gone. */
@@ -296,8 +405,14 @@ int cmd_status(int argc, char **argv)
 	if (wait_pid) {
 		char req[64];
 
-		snprintf(req, sizeof(req), "wait %ld pushes %ld", wait_pid, wait_pushes);
-		if (request_timeout("status", state_dir, req, (int)(timeout * 1000)))
+		char pw[32];
+		int fds[1], nfds = 0;
+
+		pid_word(wait_pid, pw, sizeof(pw), fds, &nfds);
+		snprintf(req, sizeof(req), "wait %s pushes %ld", pw, wait_pushes);
+		rc = request_fds("status", state_dir, req, fds, nfds, (int)(timeout * 1000));
+		close_fds(fds, nfds);
+		if (rc)
 			return 1;
 	}
 	if (window > 0) {

@@ -42,7 +42,7 @@ enum bwap_signal_kind { BWAP_SIGNAL_AUTO, BWAP_SIGNAL_PERF, BWAP_SIGNAL_MODEL, B
 struct bwap_signal_opts {
 	enum bwap_signal_kind kind;
 	const struct bwap_stall_event *ev;	/* the stall event; NULL: none on this CPU */
-	const char *progress_file;
+	int progress_fd;		/* the progress file a client passed (-1: none); bwap_signal_open dups it */
 	/* model: the machine and the workload's shape (threads per worker node from the target) */
 	const struct bwap_machine *mc;
 	double model_mlp;
@@ -62,6 +62,7 @@ struct bwap_signal {
 		pid_t tid;
 		int fd_cycles, fd_stall;
 		uint64_t cycles, stall;
+		int seen;		/* still in /proc/PID/task at the last scan */
 	} thr[BWAP_SIGNAL_MAX_THREADS];
 	const struct bwap_stall_event *ev;
 	/* model */
@@ -154,6 +155,9 @@ struct bwapd_conf {
 	int max_targets_per_user;	/* targets whose process one uid owns: no user fills bwapd alone */
 	double client_timeout;		/* seconds a control client has to send its request and take the reply */
 	int write_global_weights;	/* the DAMON backend may write the global weighted-interleave table */
+	int keep_search_logs;		/* keep STATE_DIR/search-PID.log (0600) after its target ends */
+	int max_clients_per_user;	/* connections one uid may hold open at once (waits included) */
+	double wait_timeout;		/* seconds a "wait" may wait before bwapd answers it with an error */
 };
 
 void bwapd_conf_defaults(struct bwapd_conf *c);
@@ -183,6 +187,39 @@ const char *bwapd_backend_name(enum bwapd_backend b);
 
 #define MAX_WAITERS 16
 
+/* What a finished push does next: nothing more, or answer the waiters on convergence. */
+enum { PUSH_AFTER_NONE, PUSH_AFTER_CONVERGED };
+enum push_job_kind { PUSH_JOB_PLACE, PUSH_JOB_REWEIGHT };
+
+/*
+ * One push for the worker thread: the inputs, copied from the target when
+ * it was queued, and the results the worker fills in.  The worker touches
+ * nothing else.
+ */
+struct push_job {
+	struct push_job *next;
+	struct target *t;		/* for the loop only: valid while t->gen == gen */
+	unsigned long gen;
+	enum push_job_kind kind;
+	pid_t pid;
+	int pidfd;			/* a dup, closed by the loop when it reaps the job */
+	int nr_nodes;
+	struct bwap_weights w;
+	unsigned int flags;		/* process_mpol_reweight's */
+	double dwp;
+	char why[32];
+	int after;			/* PUSH_AFTER_* */
+	double queued_at;
+	/* results */
+	int rc, gone, errnum;
+	long ret, expect, vm_before, vm_after;
+	struct bwap_place_stats st;
+	int have_counts;
+	long now[BWAP_MAX_NODES], target[BWAP_MAX_NODES], before_target[BWAP_MAX_NODES], total;
+	double seconds;
+	char err[512];
+};
+
 struct target {
 	int used;
 	pid_t pid;
@@ -211,6 +248,8 @@ struct target {
 	FILE *log;			/* search log */
 	int waiters[MAX_WAITERS];	/* client fds waiting for convergence ... */
 	long waiter_pushes[MAX_WAITERS];	/* ... or, if > 0, for this many pushes */
+	uid_t waiter_uid[MAX_WAITERS];		/* who waits: counted against max_clients_per_user */
+	double waiter_deadline[MAX_WAITERS];	/* answered with an error then (wait_timeout) */
 	int nr_waiters;
 	/*
 	 * Phases (attach ... phases FILE phase-weights FILE): the target
@@ -224,6 +263,28 @@ struct target {
 	struct bwap_weights phase_w[8];
 	int cur_phase;			/* index, -1 before the first mark */
 	long phase_changes;
+	/*
+	 * Pushes run on the worker thread (worker.c): busy while one is
+	 * queued or running, and the newest push asked for meanwhile waits
+	 * in pending (a phase change during a long placement).  gen tells a
+	 * finished job whether its target is still the one it was for.
+	 */
+	unsigned long gen;
+	int busy;
+	int have_pending;
+	struct bwap_weights pending_w;
+	double pending_dwp;
+	char pending_why[32];
+	int pending_after;
+	/* pages per node after the last push and their shares: what status shows, no walk per request */
+	int have_counts;
+	long cnt_now[BWAP_MAX_NODES], cnt_target[BWAP_MAX_NODES], cnt_total;
+	double cnt_time;
+	/* the request said job/step/task ids the target's cgroup could not confirm */
+	int ids_unverified;
+	pid_t refused_kid;		/* the last descendant not followed, so that the log says it once */
+	/* a fd the client passed for the progress counter, the phase file (bwapd never opens their paths) */
+	int phase_fd;
 	enum bwapd_backend backend;	/* what placed its pages at the last push */
 	char backend_why[512];		/* why that one, for the log and status */
 	long damon_push;		/* the push DAMON is still moving for; 0: none */
@@ -279,7 +340,19 @@ void send_reply(int fd, const char *buf, size_t len);
 /* ---- targets.c ---------------------------------------------------------- */
 
 char *weights_str(const struct bwap_weights *w, char *buf, size_t len);
-int target_attach(pid_t pid, const char *args, char *err, size_t errlen);
+/* The descriptors a client passed with its request (SCM_RIGHTS), taken in order by "fd" values. */
+#define BWAPD_MAX_PASSED_FDS 4
+struct passed_fds {
+	int fd[BWAPD_MAX_PASSED_FDS];
+	int nr, next;
+};
+/*
+ * Register pid (pidfd: the client's pidfd for it, or -1); args as in
+ * bwapd(8); from_client: a request (only attach, run and slurm for how).
+ * 0, or -1 with err.
+ */
+int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf, int from_client, char *err,
+		  size_t errlen);
 struct target *find_target(pid_t pid);
 void drop_target(struct target *t, const char *why);
 void sample_target(struct target *t, double tnow);
@@ -287,6 +360,10 @@ void sample_target(struct target *t, double tnow);
 void status_print(FILE *f, int json, uid_t uid);
 /* How many targets uid's processes are. */
 int targets_of_user(uid_t uid);
+/* How many waits uid holds. */
+int waiters_of_user(uid_t uid);
+/* Answer the waits past their deadline; the earliest deadline left. */
+double expire_waiters(double tnow);
 double cpu_seconds(void);
 void scan_cgroup(void);
 /*
@@ -296,12 +373,30 @@ void scan_cgroup(void);
  * mpirun's daemon starts.
  */
 void follow_children(void);
+/* pid if a followed target's child not yet taken (one /proc read); its target or NULL. */
+struct target *follow_pid(pid_t pid);
 /* At start-up on a stock kernel: may the DAMON backend run?  Sets damon_usable and damon_why. */
 void damon_backend_probe(void);
 /* At the end: the DAMON target's kdamond removed and the global table put back. */
 void damon_backend_release(const char *why);
 /* At start: what a killed bwapd's DAMON backend left (its kdamond, the global table) undone. */
 void damon_backend_clean_left(void);
+
+/* ---- worker.c ----------------------------------------------------------- */
+/* CAP_DAC_READ_SEARCH and CAP_DAC_OVERRIDE out of the effective set (kept permitted for the worker). */
+void bwapd_drop_dac(void);
+int worker_start(char *err, size_t errlen);
+/* Readable when finished jobs wait for worker_reap(). */
+int worker_fd(void);
+void worker_queue(struct push_job *j);
+/* The finished jobs, oldest first; the caller frees each. */
+struct push_job *worker_reap(void);
+/* Jobs queued or running, and how long the oldest has waited. */
+int worker_backlog(double *oldest);
+void worker_stop(void);
+
+/* ---- targets.c: the finished pushes ------------------------------------- */
+void push_done(struct push_job *j);
 
 /* ---- control.c ---------------------------------------------------------- */
 int open_socket(char *err, size_t errlen);
@@ -313,6 +408,8 @@ const char *control_path(void);
  * its reply slowly, holds up no other.
  */
 void accept_clients(void);
+/* After EMFILE the listening socket rests a little: 1 while it does, until when. */
+int accept_paused(double *until);
 int nr_clients(void);
 /* The clients' pollfds into pf (nr_clients() of them); the earliest deadline. */
 double clients_poll_setup(struct pollfd *pf);

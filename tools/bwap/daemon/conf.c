@@ -65,6 +65,26 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	 * unless the administrator says yes; off, pushes use move_pages.
 	 */
 	c->write_global_weights = 0;
+	/*
+	 * keep_search_logs: each target's search log (STATE_DIR/search-PID.log,
+	 * mode 0600: a user's pid, command and workers are theirs) is removed
+	 * when the target ends, unless yes: then they stay for 'bwapctl report
+	 * --search' by root, and the administrator rotates them.
+	 */
+	c->keep_search_logs = 0;
+	/*
+	 * max_clients_per_user: connections one uid may hold open at once,
+	 * waits included; a user past it is closed at once, and the others
+	 * are served as before.  128 lets a 128-rank task of one user wait
+	 * on each rank; bwapd needs a fd per connection (LimitNOFILE).
+	 */
+	c->max_clients_per_user = 256;
+	/*
+	 * wait_timeout: the longest a "wait" request (bwapctl status --wait)
+	 * is held; then bwapd answers "error: wait ... timed out" and frees
+	 * the slot.  The client's own --timeout is usually shorter.
+	 */
+	c->wait_timeout = 3600;
 }
 
 static int num(const char *key, const char *v, double lo, double hi, double *out, char *err, size_t errlen)
@@ -85,7 +105,8 @@ static int num(const char *key, const char *v, double lo, double hi, double *out
 static const char *const keys =
 	"state_dir, matrix, cgroup, cgroup_scan, step, samples, trim, interval, min_gain, drift, "
 	"start_dwp, max_weight, signal, perf_event, perf_raw_event, model_mlp, model_shared, model_threads, "
-	"model_refresh, max_targets, max_targets_per_user, client_timeout, write_global_weights";
+	"model_refresh, max_targets, max_targets_per_user, client_timeout, write_global_weights, keep_search_logs, "
+	"max_clients_per_user, wait_timeout";
 
 int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -115,6 +136,14 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 			return -1;
 		}
 		strcpy(c->perf_event, v);
+		return 0;
+	}
+	if (!strcmp(key, "keep_search_logs")) {
+		if (strcmp(v, "yes") && strcmp(v, "no")) {
+			snprintf(err, errlen, "keep_search_logs = '%s': expected yes or no", v);
+			return -1;
+		}
+		c->keep_search_logs = v[0] == 'y';
 		return 0;
 	}
 	if (!strcmp(key, "write_global_weights")) {
@@ -169,8 +198,10 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 	}
 	WHOLE("max_targets", 1, 65536, c->max_targets)
 	WHOLE("max_targets_per_user", 1, 65536, c->max_targets_per_user)
+	WHOLE("max_clients_per_user", 1, 65536, c->max_clients_per_user)
 #undef WHOLE
 	NUM("client_timeout", 0.05, 60, c->client_timeout, (double))
+	NUM("wait_timeout", 0.1, 86400, c->wait_timeout, (double))
 #undef NUM
 	snprintf(err, errlen, "unknown key '%s' (keys: %s)", key, keys);
 	return -1;
@@ -258,10 +289,12 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f)
 		   "step = %g\nsamples = %d\ntrim = %d\ninterval = %g\nmin_gain = %g\ndrift = %g\n"
 		   "start_dwp = %g\nmax_weight = %d\nsignal = %s\nperf_event = %s\nperf_raw_event = %#llx\n"
 		   "model_mlp = %g\nmodel_shared = %g\nmodel_threads = %d\nmodel_refresh = %g\n"
-		   "max_targets = %d\nmax_targets_per_user = %d\nclient_timeout = %g\nwrite_global_weights = %s\n",
+		   "max_targets = %d\nmax_targets_per_user = %d\nclient_timeout = %g\nwrite_global_weights = %s\n"
+		   "keep_search_logs = %s\nmax_clients_per_user = %d\nwait_timeout = %g\n",
 		c->state_dir, c->matrix, c->cgroup, c->cgroup_scan, c->tuner.step, c->tuner.samples,
 		c->tuner.trim, c->tuner.interval, c->tuner.min_gain, c->tuner.drift, c->start_dwp,
 		c->max_weight, bwap_signal_kind_name(c->signal), c->perf_event, (unsigned long long)c->perf_raw,
 		c->model_mlp, c->model_shared, c->model_threads, c->model_refresh, c->max_targets,
-		c->max_targets_per_user, c->client_timeout, c->write_global_weights ? "yes" : "no");
+		c->max_targets_per_user, c->client_timeout, c->write_global_weights ? "yes" : "no",
+		c->keep_search_logs ? "yes" : "no", c->max_clients_per_user, c->wait_timeout);
 }

@@ -64,111 +64,208 @@ static int may_act_on(uid_t uid, long pid, char *why, size_t len)
 	return 0;
 }
 
-/* Every pid an attach request names: the target and its protect PID. */
-static int may_attach(uid_t uid, const char *req, char *why, size_t len)
+/* The pid a pidfd names, in bwapd's PID namespace (its fdinfo's "Pid:"); -1 if fd is none or it exited. */
+static long pidfd_pid(int fd)
 {
-	const char *p = strstr(req, " protect ");
+	char path[64], *text, *p;
+	long pid = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = bwap_read_file(path, NULL);
+	p = text ? strstr(text, "\nPid:") : NULL;
+	if (p)
+		pid = strtol(p + 5, NULL, 10);
+	free(text);
+	return pid > 0 ? pid : -1;
+}
+
+/* Is the client (pid from SO_PEERCRED) in bwapd's own PID namespace?  Its pid numbers mean ours then. */
+static int same_pid_ns(pid_t peer)
+{
+	char a[64];
+	struct stat mine, theirs;
+
+	snprintf(a, sizeof(a), "/proc/%d/ns/pid", (int)peer);
+	return !stat("/proc/self/ns/pid", &mine) && !stat(a, &theirs) && mine.st_ino == theirs.st_ino &&
+	       mine.st_dev == theirs.st_dev;
+}
+
+/*
+ * The process a request names: "fd" (the first descriptor the client
+ * passed, a pidfd: bwapctl passes one) or a number.  A number from a
+ * client in another PID namespace means another process there, so it is
+ * refused; and a user registering as a task itself ("how run", "how
+ * slurm") names the asking process, which SO_PEERCRED tells.  The pid, with
+ * *pidfd the passed pidfd or -1; -1 with why.
+ */
+static long named_pid(const struct ucred *cred, const char *word, const char *req, struct passed_fds *pf,
+		      int *pidfd, char *why, size_t len)
+{
+	char *end;
 	long pid;
 
-	if (sscanf(req, "attach %ld", &pid) == 1 && may_act_on(uid, pid, why, len))
+	*pidfd = -1;
+	if (!strcmp(word, "fd")) {
+		if (pf->next >= pf->nr) {
+			snprintf(why, len, "'fd' names a process by a pidfd passed with the request, and none came");
+			return -1;
+		}
+		*pidfd = pf->fd[pf->next++];
+		pid = pidfd_pid(*pidfd);
+		if (pid < 0)
+			snprintf(why, len, "the descriptor passed is not a pidfd of a live process in bwapd's PID "
+				 "namespace");
+		return pid;
+	}
+	errno = 0;
+	pid = strtol(word, &end, 10);
+	if (errno || end == word || *end || pid <= 0 || pid > 4194304) {
+		snprintf(why, len, "'%.16s' is not a pid", word);
 		return -1;
-	if (p && sscanf(p, " protect %ld", &pid) == 1 && may_act_on(uid, pid, why, len))
+	}
+	if (!same_pid_ns(cred->pid)) {
+		snprintf(why, len, "the client is in another PID namespace, where pid %ld means another process: "
+			 "pass a pidfd ('fd'), as bwapctl does", pid);
+		return -1;
+	}
+	if (cred->uid != 0 && (strstr(req, " how run") || strstr(req, " how slurm")) && pid != cred->pid) {
+		snprintf(why, len, "a task registers itself: pid %ld is not the asking process (%d)", pid,
+			 (int)cred->pid);
+		return -1;
+	}
+	return pid;
+}
+
+/* Every pid an attach request names: the target and its protect PID. */
+static int may_attach(uid_t uid, long pid, const char *req, char *why, size_t len)
+{
+	const char *p = strstr(req, " protect ");
+	long protect;
+
+	if (may_act_on(uid, pid, why, len))
+		return -1;
+	if (p && sscanf(p, " protect %ld", &protect) == 1 && may_act_on(uid, protect, why, len))
 		return -1;
 	return 0;
 }
 
 /*
- * One request from uid on fd: the reply in *body (malloc()ed, *len
- * bytes).  Returns 1 when fd now waits on a target (wait PID): the
- * target answers and closes it later.
+ * The target pid as uid may see it: its own, or any for root.  Another
+ * user's target answers exactly as a pid that is no target, so that no
+ * user learns which pids bwapd tunes for others.
  */
-static int handle_request(int fd, uid_t uid, const char *req, char **body, size_t *len)
+static struct target *own_target(uid_t uid, long pid)
 {
-	char why[256];
+	struct target *t = pid > 0 ? find_target((pid_t)pid) : NULL;
+
+	return t && (uid == 0 || t->uid == uid) ? t : NULL;
+}
+
+/*
+ * One request from the client cred on fd, with the descriptors it passed:
+ * the reply in *body (malloc()ed, *len bytes).  Returns 1 when fd now
+ * waits on a target (wait PID): the target answers and closes it later.
+ */
+static int handle_request(int fd, const struct ucred *cred, const char *req, struct passed_fds *pf,
+			  char **body, size_t *len)
+{
+	uid_t uid = cred->uid;
+	char why[256], word[32] = "";
 	FILE *f;
-	int pid, keep = 0;
+	int keep = 0, pidfd = -1;
+	long pid = -1;
 
 	*body = NULL;
 	*len = 0;
 	f = open_memstream(body, len);
 	if (!f)
 		return 0;
-	if (!strcmp(req, "status") || !strcmp(req, "status json")) {
-		/* the descendants as of this request, not of the last scan */
-		follow_children();
+	if ((!strncmp(req, "attach ", 7) || !strncmp(req, "detach ", 7) || !strncmp(req, "wait ", 5)) &&
+	    (sscanf(req, "%*s %31s", word) != 1 || (pid = named_pid(cred, word, req, pf, &pidfd, why,
+								    sizeof(why))) < 0)) {
+		if (!word[0])
+			snprintf(why, sizeof(why), "give a pid (or fd, with a pidfd passed)");
+		/* every detach is logged, this one too (Slurm's task_exit) */
+		if (!strncmp(req, "detach ", 7))
+			logmsg("detach %.16s (uid %u): refused: %s", word, (unsigned int)uid, why);
+		fprintf(f, "error: %s\n", why);
+	} else if (!strcmp(req, "status") || !strcmp(req, "status json")) {
+		/* from what bwapd already knows: no scan, no walk of any target's memory */
 		fprintf(f, "ok\n");
 		status_print(f, !strcmp(req, "status json"), uid);
-	} else if (sscanf(req, "attach %d", &pid) == 1 && may_attach(uid, req, why, sizeof(why))) {
-		logmsg("attach %d refused: %s", pid, why);
+	} else if (!strncmp(req, "attach ", 7) && may_attach(uid, pid, req, why, sizeof(why))) {
+		logmsg("attach %ld refused: %s", pid, why);
 		fprintf(f, "error: %s\n", why);
-	} else if (sscanf(req, "attach %d", &pid) == 1) {
+	} else if (!strncmp(req, "attach ", 7)) {
 		char err[512];
 		const char *args = strchr(req + 7, ' ');
 
-		if (target_attach(pid, args, err, sizeof(err))) {
-			logmsg("attach %d refused: %s", pid, err);
+		if (target_attach((pid_t)pid, pidfd, args, pf, 1, err, sizeof(err))) {
+			logmsg("attach %ld (uid %u) refused: %s", pid, (unsigned int)uid, err);
 			fprintf(f, "error: %s\n", err);
 		} else {
-			struct target *t = find_target(pid);
+			struct target *t = find_target((pid_t)pid);
 			char ws[256];
 
-			fprintf(f, "ok\nbwapd tunes pid %d: workers %s, start DWP %.3f, weights %s, signal: %s\n",
+			fprintf(f, "ok\nbwapd tunes pid %ld: workers %s, start DWP %.3f, weights %s, signal: %s\n",
 				pid, bwap_nodeset_format(t->workers, err, sizeof(err)), t->pushed_dwp,
 				weights_str(&t->pushed, ws, sizeof(ws)), t->sig.label);
 			if (t->note[0])
 				fprintf(f, "note: %s\n", t->note);
+			if (t->ids_unverified)
+				fprintf(f, "note: the job and step ids are unverified: the process's cgroup names no "
+					   "Slurm job\n");
 		}
-	} else if (sscanf(req, "detach %d", &pid) == 1) {
-		struct target *t = find_target(pid);
+	} else if (!strncmp(req, "detach ", 7)) {
+		struct target *t = own_target(uid, pid);
 
 		/* every detach is logged: Slurm's task_exit is seen even when the exit came first */
-		if (t && may_act_on(uid, pid, why, sizeof(why))) {
-			logmsg("detach %d (uid %u): refused: %s", pid, (unsigned int)uid, why);
-			fprintf(f, "error: %s\n", why);
-		} else if (!t) {
-			logmsg("detach %d (uid %u): not a target (never attached, or already dropped)", pid,
-			       (unsigned int)uid);
-			fprintf(f, "error: pid %d is not a target\n", pid);
+		if (!t) {
+			logmsg("detach %ld (uid %u): not one of its targets (never attached, already dropped, or "
+			       "another user's)", pid, (unsigned int)uid);
+			fprintf(f, "error: pid %ld is not a target\n", pid);
 		} else {
-			logmsg("detach %d (uid %u): detached", pid, (unsigned int)uid);
+			logmsg("detach %ld (uid %u): detached", pid, (unsigned int)uid);
 			drop_target(t, "detached on request (its weights stay as last pushed)");
-			fprintf(f, "ok\ndetached pid %d\n", pid);
+			fprintf(f, "ok\ndetached pid %ld\n", pid);
 		}
-	} else if (sscanf(req, "wait %d", &pid) == 1) {
-		struct target *t = find_target(pid);
+	} else if (!strncmp(req, "wait ", 5)) {
+		struct target *t = own_target(uid, pid);
 		long want = 0;
 
 		/* a followed target's new child (a wrapper's program) may ask before the next scan */
-		if (!t) {
-			follow_children();
-			t = find_target(pid);
-		}
-
-		sscanf(req, "wait %*d pushes %ld", &want);
+		if (!t && find_target((pid_t)pid) == NULL && follow_pid((pid_t)pid))
+			t = own_target(uid, pid);
+		sscanf(req, "wait %*s pushes %ld", &want);
 		if (!t)
-			fprintf(f, "error: pid %d is not a target\n", pid);
-		/* a push DAMON is still placing is not done yet: damon_tick() answers */
+			fprintf(f, "error: pid %ld is not a target\n", pid);
+		/* a push the worker or DAMON is still placing is not done yet: push_done()/damon_tick() answer */
 		else if (want > 0 && t->pushes >= want && !(t->damon_push && t->damon_push >= want))
-			fprintf(f, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n", pid,
+			fprintf(f, "ok\npushed pid %ld dwp %.3f pushes %ld moved %ld state %s weights %s\n", pid,
 				t->pushed_dwp, t->pushes, t->moved,
 				t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
 				weights_str(&t->pushed, why, sizeof(why)));
-		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2 && !t->damon_push)
-			fprintf(f, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
+		else if (!want && t->cs.t.phase == BWAP_TUNER_SETTLED && t->cs.stage == 2 && !t->damon_push &&
+			 !t->busy)
+			fprintf(f, "ok\nconverged pid %ld dwp %.3f pushes %ld moved %ld\n", pid, t->cs.t.cur,
 				t->pushes, t->moved);
 		else if (t->nr_waiters >= MAX_WAITERS)
-			fprintf(f, "error: too many clients wait for pid %d\n", pid);
+			fprintf(f, "error: too many clients wait for pid %ld\n", pid);
 		else {
 			t->waiter_pushes[t->nr_waiters] = want;
+			t->waiter_uid[t->nr_waiters] = uid;
+			t->waiter_deadline[t->nr_waiters] = now() + bwapd.conf.wait_timeout;
 			t->waiters[t->nr_waiters++] = fd;
 			keep = 1;
 		}
 	} else if (!strcmp(req, "ping")) {
 		fprintf(f, "ok\npong\n");
 	} else {
-		fprintf(f, "error: unknown request '%s' (requests: status, status json, attach PID [workers SET] "
-			   "[signal KIND] [progress FILE] [protect PID] [job N step N task N] [children 1], detach PID, "
-			   "wait PID [pushes N], ping)\n", req);
+		/* the request's words are the client's own: not echoed */
+		fprintf(f, "error: unknown request (requests: status, status json, attach PID|fd [workers SET] "
+			   "[signal KIND] [progress fd] [protect PID] [phases fd phase-weights fd] [job N step N "
+			   "task N] [children 0|1] [how attach|run|slurm], detach PID|fd, wait PID|fd [pushes N], "
+			   "ping)\n");
 	}
 	fclose(f);
 	return keep;
@@ -176,41 +273,104 @@ static int handle_request(int fd, uid_t uid, const char *req, char **body, size_
 
 /*
  * The clients, served without blocking: a client's request is read as it
- * arrives, its reply written as the client takes it, and a client past
+ * arrives, with any descriptors it passes (SCM_RIGHTS, at most
+ * BWAPD_MAX_PASSED_FDS; more are closed and the request refused), its
+ * reply written as the client takes it, and a client past
  * conf.client_timeout is closed.  A fd handed to a target as a waiter
  * (wait PID) leaves this list.
  */
 struct client {
 	int fd;
+	uid_t uid;
+	pid_t pid;
 	double deadline;
 	char req[1024];
 	size_t n;
+	struct passed_fds pf;
+	int too_many_fds;
 	char *out;		/* the reply; NULL while reading */
 	size_t out_len, out_off;
 };
 
 static struct client *clients;
 static int nr_clients_, cap_clients;
+static double accept_paused_until;	/* EMFILE: the listening socket rests until then */
 
 int nr_clients(void)
 {
 	return nr_clients_;
 }
 
+static void close_passed(struct passed_fds *pf)
+{
+	for (int i = 0; i < pf->nr; i++)
+		close(pf->fd[i]);
+	pf->nr = pf->next = 0;
+}
+
 static void client_close(int i)
 {
 	close(clients[i].fd);
+	close_passed(&clients[i].pf);
 	free(clients[i].out);
 	clients[i] = clients[--nr_clients_];
 }
 
+/* Connections uid holds: open clients and waits. */
+static int connections_of(uid_t uid)
+{
+	int n = waiters_of_user(uid);
+
+	for (int i = 0; i < nr_clients_; i++)
+		n += clients[i].uid == uid;
+	return n;
+}
+
 void accept_clients(void)
 {
+	double tnow = now();
+
+	if (tnow < accept_paused_until)
+		return;
 	for (;;) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct ucred cred;
+		socklen_t credlen = sizeof(cred);
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/*
+			 * Out of descriptors: the connection stays queued and the
+			 * socket readable, so rest it a while rather than spin;
+			 * clients time out and free theirs meanwhile.
+			 */
+			static double last_said;
+
+			if (tnow - last_said > 60) {
+				logmsg("control: out of file descriptors (%s) with %d clients; not accepting for "
+				       "0.1 s at a time (raise LimitNOFILE, or lower max_clients_per_user)",
+				       strerror(errno), nr_clients_);
+				last_said = tnow;
+			}
+			accept_paused_until = tnow + 0.1;
+			return;
+		}
 		if (fd < 0)
 			return;		/* EAGAIN: all taken */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen)) {
+			close(fd);
+			continue;
+		}
+		if (cred.uid != 0 && connections_of(cred.uid) >= bwapd.conf.max_clients_per_user) {
+			static double last_said;
+
+			if (tnow - last_said > 10) {
+				logmsg("control: uid %u holds %d connections, its max_clients_per_user; new ones "
+				       "are closed", (unsigned int)cred.uid, bwapd.conf.max_clients_per_user);
+				last_said = tnow;
+			}
+			close(fd);
+			continue;
+		}
 		if (nr_clients_ == cap_clients) {
 			int cap = cap_clients ? 2 * cap_clients : 16;
 			struct client *more = realloc(clients, cap * sizeof(*more));
@@ -225,8 +385,16 @@ void accept_clients(void)
 		}
 		memset(&clients[nr_clients_], 0, sizeof(clients[0]));
 		clients[nr_clients_].fd = fd;
-		clients[nr_clients_++].deadline = now() + bwapd.conf.client_timeout;
+		clients[nr_clients_].uid = cred.uid;
+		clients[nr_clients_].pid = cred.pid;
+		clients[nr_clients_++].deadline = tnow + bwapd.conf.client_timeout;
 	}
+}
+
+int accept_paused(double *until)
+{
+	*until = accept_paused_until;
+	return now() < accept_paused_until;
 }
 
 double clients_poll_setup(struct pollfd *pf)
@@ -247,7 +415,7 @@ double clients_poll_setup(struct pollfd *pf)
 static int client_write(struct client *c)
 {
 	while (c->out_off < c->out_len) {
-		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -260,16 +428,49 @@ static int client_write(struct client *c)
 	return 1;
 }
 
+/* Keep the descriptors of one message's SCM_RIGHTS, up to the limit; close the rest. */
+static void take_fds(struct client *c, struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		int n, *fds;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		fds = (int *)CMSG_DATA(cm);
+		for (int i = 0; i < n; i++) {
+			if (c->pf.nr < BWAPD_MAX_PASSED_FDS) {
+				c->pf.fd[c->pf.nr++] = fds[i];
+			} else {
+				close(fds[i]);
+				c->too_many_fds = 1;
+			}
+		}
+	}
+	if (mh->msg_flags & MSG_CTRUNC)
+		c->too_many_fds = 1;	/* the kernel closed those that did not fit */
+}
+
 /* Read what is there; 1 when the request line is complete (or the client stopped sending). */
 static int client_read(struct client *c)
 {
 	for (;;) {
-		ssize_t got = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
+		union {
+			char buf[CMSG_SPACE(BWAPD_MAX_PASSED_FDS * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { c->req + c->n, sizeof(c->req) - 1 - c->n };
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+		};
+		ssize_t got = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0 && errno == EAGAIN)
 			return 0;
+		if (got >= 0)
+			take_fds(c, &mh);
 		if (got <= 0)
 			return 1;
 		c->n += got;
@@ -282,20 +483,24 @@ static int client_read(struct client *c)
 static int client_serve(int i)
 {
 	struct client *c = &clients[i];
-	struct ucred cred;
-	socklen_t credlen = sizeof(cred);
-	char *body;
-	size_t len;
+	struct ucred cred = { .pid = c->pid, .uid = c->uid };
+	char *body = NULL;
+	size_t len = 0;
+	int keep = 0;
 
 	c->req[c->n] = '\0';
 	c->req[strcspn(c->req, "\n")] = '\0';
-	/* who is asking: the kernel's word, not the client's */
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen)) {
-		logmsg("control: SO_PEERCRED: %s; request refused", strerror(errno));
-		client_close(i);
-		return 1;
+	if (c->too_many_fds) {
+		const char *msg = "error: more descriptors than a request takes (at most 4); none was used\n";
+
+		body = strdup(msg);
+		len = body ? strlen(body) : 0;
+	} else {
+		keep = handle_request(c->fd, &cred, c->req, &c->pf, &body, &len);
 	}
-	if (handle_request(c->fd, cred.uid, c->req, &body, &len)) {
+	/* what the request did not keep (its target dups what it keeps) */
+	close_passed(&c->pf);
+	if (keep) {
 		/* a waiter: the target owns the fd now (its replies are short lines) */
 		free(body);
 		clients[i] = clients[--nr_clients_];
@@ -332,8 +537,8 @@ void clients_poll_done(const struct pollfd *pf, double tnow)
 		}
 		if (tnow >= clients[i].deadline) {
 			if (!clients[i].out)
-				logmsg("control: a client (fd %d) sent no request within %g s; closed", clients[i].fd,
-				       bwapd.conf.client_timeout);
+				logmsg("control: a client (uid %u, fd %d) sent no request within %g s; closed",
+				       (unsigned int)clients[i].uid, clients[i].fd, bwapd.conf.client_timeout);
 			client_close(i);
 		}
 	}

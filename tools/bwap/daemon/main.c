@@ -283,6 +283,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/*
+ * Descriptors: each client, waiter and target holds some (a pidfd, a
+ * perf signal two per thread, up to BWAP_SIGNAL_MAX_THREADS threads), so
+ * take the hard limit the service manager gives (LimitNOFILE in the
+ * unit) rather than the soft 1024 default.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			logmsg("cannot raise the descriptor limit to %llu: %s", (unsigned long long)rl.rlim_max,
+			       strerror(errno));
+	}
+}
+
 /* The kernel, the state dir, the matrix and the socket; 0 or the exit status. */
 static int start_up(void)
 {
@@ -295,8 +313,11 @@ static int start_up(void)
 	/* Without the series every push is a user-space placement with move_pages. */
 	bwapd.portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
 	bwap_pagedist_portable(bwapd.portable_mode);
+	/* nothing the loop opens needs them; the worker raises its own where it must (worker.c) */
+	bwapd_drop_dac();
+	raise_fd_limit();
 	if (bwap_state_mkdir(bwapd.conf.state_dir, err, sizeof(err)) || load_matrix(err, sizeof(err)) ||
-	    open_socket(err, sizeof(err))) {
+	    open_socket(err, sizeof(err)) || worker_start(err, sizeof(err))) {
 		fprintf(stderr, "bwapd: %s\n", err);
 		return 1;
 	}
@@ -377,7 +398,7 @@ static int serve(int sfd, double next_scan)
 	int cap = 0, next_sample = 0;
 
 	for (;;) {
-		double tnow = now(), due = tnow + 3600;
+		double tnow = now(), due = tnow + 3600, paused;
 		int nfds = 0, timeout, nc = nr_clients(), first_target;
 		struct target *t;
 
@@ -389,8 +410,8 @@ static int serve(int sfd, double next_scan)
 			next_scan = tnow + bwapd.conf.cgroup_scan;
 		}
 		due = fmin(due, next_scan);
-		if (cap < 2 + nc + bwapd.nr_slots) {
-			cap = 2 + nc + bwapd.nr_slots + 64;
+		if (cap < 3 + nc + bwapd.nr_slots) {
+			cap = 3 + nc + bwapd.nr_slots + 64;
 			free(pf);
 			free(pft);
 			pf = calloc(cap, sizeof(*pf));
@@ -402,8 +423,14 @@ static int serve(int sfd, double next_scan)
 		}
 		pf[nfds].fd = sfd;
 		pf[nfds++].events = POLLIN;
-		pf[nfds].fd = control_fd();
+		/* after EMFILE the listening socket rests (fd -1: poll skips it) */
+		pf[nfds].fd = accept_paused(&paused) ? -1 : control_fd();
 		pf[nfds++].events = POLLIN;
+		if (pf[1].fd < 0)
+			due = fmin(due, paused);
+		pf[nfds].fd = worker_fd();
+		pf[nfds++].events = POLLIN;
+		due = fmin(due, expire_waiters(tnow));
 		due = fmin(due, clients_poll_setup(pf + nfds));
 		nfds += nc;
 		first_target = nfds;
@@ -430,9 +457,20 @@ static int serve(int sfd, double next_scan)
 		for (int i = first_target; i < nfds; i++)
 			if (pf[i].revents && pft[i]->used && pft[i]->pidfd == pf[i].fd)
 				drop_target(pft[i], "exited");
+		/* pushes the worker finished: their counts, logs and waiters */
+		if (pf[2].revents) {
+			struct push_job *j = worker_reap();
+
+			while (j) {
+				struct push_job *next = j->next;
+
+				push_done(j);
+				j = next;
+			}
+		}
 		tnow = now();
-		clients_poll_done(pf + 2, tnow);
-		if (pf[1].revents & POLLIN)
+		clients_poll_done(pf + 3, tnow);
+		if (pf[1].fd >= 0 && (pf[1].revents & POLLIN))
 			accept_clients();
 		/*
 		 * The samples due, for at most SAMPLE_SLICE seconds: with a
@@ -475,6 +513,8 @@ int main(int argc, char **argv)
 		announce(o.ready_fd, &next_scan);
 		rc = serve(sfd, next_scan);
 		struct target *t;
+
+		worker_stop();
 
 		for_each_target(t, i)
 			drop_target(t, "bwapd is stopping (weights stay as last pushed)");

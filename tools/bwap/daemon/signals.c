@@ -99,6 +99,9 @@ static int perf_scan_threads(struct bwap_signal *s, char *err, size_t errlen)
 		errno = ESRCH;
 		return -1;
 	}
+	/* threads that exited since the last scan give their two fds back */
+	for (int i = 0; i < s->nr_threads; i++)
+		s->thr[i].seen = 0;
 	while ((de = readdir(d))) {
 		pid_t tid = atoi(de->d_name);
 		int known = 0;
@@ -106,16 +109,29 @@ static int perf_scan_threads(struct bwap_signal *s, char *err, size_t errlen)
 		if (tid <= 0)
 			continue;
 		for (int i = 0; i < s->nr_threads; i++)
-			known |= s->thr[i].tid == tid;
+			if (s->thr[i].tid == tid)
+				known = s->thr[i].seen = 1;
 		if (known || s->nr_threads >= BWAP_SIGNAL_MAX_THREADS)
 			continue;
 		s->thr[s->nr_threads].tid = tid;
 		s->thr[s->nr_threads].fd_cycles = perf_open(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0);
 		s->thr[s->nr_threads].fd_stall = perf_open(tid, s->ev->type, s->ev->config, s->ev->config1);
 		s->thr[s->nr_threads].cycles = s->thr[s->nr_threads].stall = 0;
+		s->thr[s->nr_threads].seen = 1;
 		s->nr_threads++;
 	}
 	closedir(d);
+	for (int i = 0; i < s->nr_threads;) {
+		if (s->thr[i].seen) {
+			i++;
+			continue;
+		}
+		if (s->thr[i].fd_cycles >= 0)
+			close(s->thr[i].fd_cycles);
+		if (s->thr[i].fd_stall >= 0)
+			close(s->thr[i].fd_stall);
+		s->thr[i] = s->thr[--s->nr_threads];
+	}
 	return 0;
 }
 
@@ -255,8 +271,7 @@ static int progress_sample(struct bwap_signal *s, double now, double *value, cha
 	uint64_t count;
 
 	if (pread(s->progress_fd, &count, sizeof(count), 0) != sizeof(count)) {
-		snprintf(err, errlen, "cannot read 8 bytes from progress file %s: %s", s->o.progress_file,
-			 strerror(errno ? errno : EIO));
+		snprintf(err, errlen, "cannot read 8 bytes from the progress file: %s", strerror(errno ? errno : EIO));
 		return -1;
 	}
 	if (kill(s->pid, 0) && errno == ESRCH) {
@@ -314,13 +329,14 @@ int bwap_signal_open(struct bwap_signal *s, pid_t pid, bwap_nodeset workers, int
 			 o->model_mlp);
 		return 0;
 	case BWAP_SIGNAL_PROGRESS:
-		if (!o->progress_file) {
+		if (o->progress_fd < 0) {
 			snprintf(err, errlen, "signal progress needs a progress file (--progress FILE)");
 			return -1;
 		}
-		s->progress_fd = open(o->progress_file, O_RDONLY | O_CLOEXEC);
+		/* the client opened it and passed it (control.c checked it): bwapd opens no path it names */
+		s->progress_fd = fcntl(o->progress_fd, F_DUPFD_CLOEXEC, 0);
 		if (s->progress_fd < 0) {
-			snprintf(err, errlen, "cannot open progress file %s: %s", o->progress_file, strerror(errno));
+			snprintf(err, errlen, "cannot keep the progress file: %s", strerror(errno));
 			return -1;
 		}
 		snprintf(s->label, sizeof(s->label), "seconds per unit of progress (measured by the target)");

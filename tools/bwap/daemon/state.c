@@ -7,7 +7,9 @@
  * targets.c -> signals.c, events.c, conf.c -> state.c.
  */
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,12 +36,16 @@ void logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* A client that went away is no error (SIGPIPE is ignored). */
+/* A client that went away, or one that takes nothing, is no error: bwapd never waits on it. */
 void send_reply(int fd, const char *buf, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, buf, len);	/* --ready-fd is a pipe */
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			return;
 		buf += n;

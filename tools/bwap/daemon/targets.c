@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
@@ -42,6 +43,9 @@ char *weights_str(const struct bwap_weights *w, char *buf, size_t len)
 }
 
 /* ---- targets ---------------------------------------------------------- */
+
+/* Each attach's own number: a push that finishes later finds whether its target is still there. */
+static unsigned long generation;
 
 /*
  * Answer the clients waiting on t: all of them (all != 0: the target is
@@ -67,10 +71,51 @@ static void reply_waiters_if(struct target *t, int all, long pushes, const char 
 			close(t->waiters[i]);
 		} else {
 			t->waiters[kept] = t->waiters[i];
+			t->waiter_uid[kept] = t->waiter_uid[i];
+			t->waiter_deadline[kept] = t->waiter_deadline[i];
 			t->waiter_pushes[kept++] = want;
 		}
 	}
 	t->nr_waiters = kept;
+}
+
+int waiters_of_user(uid_t uid)
+{
+	struct target *t;
+	int n = 0;
+
+	for_each_target(t, i)
+		for (int k = 0; k < t->nr_waiters; k++)
+			n += t->waiter_uid[k] == uid;
+	return n;
+}
+
+/* Answer the waits past wait_timeout with an error; the earliest deadline left. */
+double expire_waiters(double tnow)
+{
+	static const char msg[] = "error: the wait timed out (bwapd.conf wait_timeout); ask again\n";
+	double due = tnow + 3600;
+	struct target *t;
+
+	for_each_target(t, i) {
+		int kept = 0;
+
+		for (int k = 0; k < t->nr_waiters; k++) {
+			if (tnow >= t->waiter_deadline[k]) {
+				send_reply(t->waiters[k], msg, sizeof(msg) - 1);
+				close(t->waiters[k]);
+				continue;
+			}
+			if (t->waiter_deadline[k] < due)
+				due = t->waiter_deadline[k];
+			t->waiters[kept] = t->waiters[k];
+			t->waiter_uid[kept] = t->waiter_uid[k];
+			t->waiter_deadline[kept] = t->waiter_deadline[k];
+			t->waiter_pushes[kept++] = t->waiter_pushes[k];
+		}
+		t->nr_waiters = kept;
+	}
+	return due;
 }
 
 static void refresh_comm(struct target *t);
@@ -87,8 +132,17 @@ void drop_target(struct target *t, const char *why)
 	bwap_signal_close(&t->sig);
 	if (t->protect_pid)
 		bwap_signal_close(&t->psig);
-	if (t->log)
+	if (t->log) {
+		char path[512];
+
 		fclose(t->log);
+		if (!bwapd.conf.keep_search_logs) {
+			snprintf(path, sizeof(path), "%s/search-%d.log", bwapd.conf.state_dir, t->pid);
+			unlink(path);
+		}
+	}
+	if (t->phase_fd >= 0)
+		close(t->phase_fd);
 	close(t->pidfd);
 	memset(t, 0, sizeof(*t));
 }
@@ -180,44 +234,102 @@ static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
 }
 
 /*
- * Portable mode's push: the target's pages go to the weights' exact shares
- * with move_pages (lib/place.c), moving the minimum.
+ * process_mpol_reweight's flags for a push: MPOL_REWEIGHT_REBALANCE, as every push moves the
+ * pages to the new shares; MPOL_REWEIGHT_GLOBAL, as a target placed with
+ * the global weights (or one whose policy bwapd did not set) must be tuned
+ * too, not left alone: its policies then own the pushed weights.  Not
+ * MPOL_REWEIGHT_SHARED: bwapd tunes the target's own memory, and shared
+ * memory (shmem, memfd, SysV) belongs to every process mapping it, as the
+ * progress counter a target maps MAP_SHARED does; its policies and pages
+ * are left alone (bwapd(8)).
  */
-static int push_portable(struct target *t, double dwp, const char *why, const struct bwap_weights *w)
+#define BWAPD_PUSH_FLAGS (MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL)
+
+/*
+ * Queue a push of w for the worker thread (worker.c): a portable
+ * placement with move_pages, or process_mpol_reweight.  If one is already
+ * on its way, w waits as the pending push (the newest wins) and goes when
+ * that one is done.  0, or -1 (out of memory: this push is skipped).
+ */
+static int queue_push(struct target *t, enum push_job_kind kind, double dwp, const char *why,
+		      const struct bwap_weights *w, int after)
 {
-	struct bwap_place_stats st;
-	char err[512], ws[256], b1[256] = "", b2[256] = "";
+	struct push_job *j;
+
+	if (t->busy) {
+		t->have_pending = 1;
+		t->pending_w = *w;
+		t->pending_dwp = dwp;
+		t->pending_after = after;
+		snprintf(t->pending_why, sizeof(t->pending_why), "%s", why);
+		return 0;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j || (j->pidfd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		logmsg("pid %d: push (%s) skipped: %s", t->pid, why, j ? strerror(errno) : "out of memory");
+		free(j);
+		return -1;
+	}
+	j->t = t;
+	j->gen = t->gen;
+	j->kind = kind;
+	j->pid = t->pid;
+	j->nr_nodes = bwapd.matrix->nr_nodes;
+	j->w = *w;
+	j->flags = BWAPD_PUSH_FLAGS;
+	j->dwp = dwp;
+	j->after = after;
+	snprintf(j->why, sizeof(j->why), "%s", why);
+	t->busy = 1;
+	worker_queue(j);
+	return 0;
+}
+
+static void keep_counts(struct target *t, const struct push_job *j)
+{
+	if (!j->have_counts)
+		return;
+	memcpy(t->cnt_now, j->now, sizeof(t->cnt_now));
+	memcpy(t->cnt_target, j->target, sizeof(t->cnt_target));
+	t->cnt_total = j->total;
+	t->cnt_time = now();
+	t->have_counts = 1;
+}
+
+/* The push as the log tells it: "dwp 0.300" or "phase" (a phase's weights have no DWP). */
+static const char *dwp_text(double dwp, char *buf, size_t len)
+{
+	snprintf(buf, len, dwp >= 0 ? "dwp %.3f" : "phase", dwp);
+	return buf;
+}
+
+/* A finished portable placement; -1 if the target is gone. */
+static int placed(struct target *t, const struct push_job *j)
+{
+	const struct bwap_place_stats *st = &j->st;
+	char ws[256], b1[256] = "", b2[256] = "", dt[32];
 	size_t n1 = 0, n2 = 0;
 
-	if (bwap_place_pages(t->pid, w, 0, &st, err, sizeof(err))) {
-		logmsg("pid %d: placing pages for dwp %.3f (weights %s) failed: %s", t->pid, dwp,
-		       weights_str(w, ws, sizeof(ws)), err);
-		return kill(t->pid, 0) && errno == ESRCH ? -1 : 0;
+	if (j->rc) {
+		logmsg("pid %d: placing pages for %s (weights %s) failed: %s", t->pid, dwp_text(j->dwp, dt, sizeof(dt)),
+		       weights_str(&j->w, ws, sizeof(ws)), j->err);
+		return j->gone ? -1 : 0;
 	}
-	bwap_signal_invalidate(&t->sig);
-	if (t->protect_pid)
-		bwap_signal_invalidate(&t->psig);
 	t->pushes++;
 	refresh_comm(t);
-	t->moved += st.moved;
-	t->not_moved += st.failed;
-	t->pushed = *w;
-	t->pushed_dwp = dwp;
-	t->have_pushed = 1;
-	for (int i = 0; i < st.nr_nodes; i++) {
-		n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", st.after[i]);
-		n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", st.target[i]);
+	t->moved += st->moved;
+	t->not_moved += st->failed;
+	for (int i = 0; i < st->nr_nodes; i++) {
+		n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", st->after[i]);
+		n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", st->target[i]);
 	}
-	logmsg("pid %d: push #%ld (%s) dwp %.3f weights %s: move_pages moved %ld of %ld pages (minimum %ld), "
+	logmsg("pid %d: push #%ld (%s) %s weights %s: move_pages moved %ld of %ld pages (minimum %ld), "
 	       "not moved %ld; pages now %s, shares %s; %ld large folio(s) of %ld pages, %ld moved whole%s%s%s",
-	       t->pid, t->pushes, why, dwp, weights_str(w, ws, sizeof(ws)), st.moved, st.pages, st.minimum,
-	       st.failed, b1, b2, st.large_folios, st.large_size, st.large_moved,
-	       st.folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
-	       st.folios_known == BWAP_FOLIOS_ALL ? "" : st.why,
-	       st.folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
-	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
-			 t->pid, dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
-			 weights_str(&t->pushed, ws, sizeof(ws)));
+	       t->pid, t->pushes, j->why, dwp_text(j->dwp, dt, sizeof(dt)), weights_str(&j->w, ws, sizeof(ws)),
+	       st->moved, st->pages, st->minimum, st->failed, b1, b2, st->large_folios, st->large_size,
+	       st->large_moved, st->folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
+	       st->folios_known == BWAP_FOLIOS_ALL ? "" : st->why,
+	       st->folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
 	return 0;
 }
 
@@ -546,6 +658,14 @@ static void damon_tick(struct target *t)
 		logmsg("pid %d: push #%ld: DAMON moved %ld pages; counting them: %s", t->pid, t->damon_push, moved,
 		       err);
 	} else {
+		/* status shows these: DAMON's goal is the interleave layout of the committed dests */
+		memcpy(t->cnt_now, now_, sizeof(t->cnt_now));
+		memcpy(t->cnt_target, layout, sizeof(t->cnt_target));
+		t->cnt_total = 0;
+		for (int n = 0; n < bwapd.matrix->nr_nodes; n++)
+			t->cnt_total += now_[n];
+		t->cnt_time = now();
+		t->have_counts = 1;
 		struct bwap_place_stats st;
 		char b3[256] = "?";
 
@@ -571,39 +691,34 @@ static void damon_tick(struct target *t)
 				 t->cs.t.cur, t->pushes, t->moved);
 }
 
-static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w);
+static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w, int after);
 
-static int push(struct target *t, double dwp, const char *why)
+/*
+ * Push the weights of DWP dwp.  Returns 1 when the push went to the
+ * worker (its result comes through push_done()), 0 when it is done
+ * already (DAMON), -1 when the target is gone.
+ */
+static int push(struct target *t, double dwp, const char *why, int after)
 {
 	struct bwap_weights w;
 
 	weights_at(t, dwp, &w);
-	return push_weights(t, dwp, why, w);
+	return push_weights(t, dwp, why, w, after);
 }
 
 /*
- * Push weights w (for DWP dwp, or a phase's) and rebalance; -1 drops the
- * target.  The flags: MPOL_REWEIGHT_REBALANCE, as every push moves the
- * pages to the new shares; MPOL_REWEIGHT_GLOBAL, as a target placed with
- * the global weights (or one whose policy bwapd did not set) must be tuned
- * too, not left alone: its policies then own the pushed weights.  Not
- * MPOL_REWEIGHT_SHARED: bwapd tunes the target's own memory, and shared
- * memory (shmem, memfd, SysV) belongs to every process mapping it, as the
- * progress counter a target maps MAP_SHARED does; its policies and pages
- * are left alone (bwapd(8)).
+ * Push weights w (for DWP dwp, or a phase's, dwp < 0).  The work (a
+ * placement, a rebalance) runs on the worker thread; only the DAMON
+ * backend's push, a few sysfs writes, runs here.  As push().
  */
-#define BWAPD_PUSH_FLAGS (MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL)
-static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w)
+static int push_weights(struct target *t, double dwp, const char *why, struct bwap_weights w, int after)
 {
-	struct bwap_pagedist d;
-	long target[BWAP_MAX_NODES], expect = -1, before, after, ret;
-	char err[1024], ws[256];
-
 	if (bwapd.portable_mode) {
 		struct bwap_range r[BWAP_DAMON_MAX_RANGES];
+		char err[1024];
 		int nr;
 
-		if (choose_backend(t, r, &nr) == BWAPD_BACKEND_DAMON) {
+		if (!t->busy && choose_backend(t, r, &nr) == BWAPD_BACKEND_DAMON) {
 			if (!push_damon(t, dwp, why, &w, r, nr, err, sizeof(err)))
 				return 0;
 			if (kill(t->pid, 0) && errno == ESRCH)
@@ -613,76 +728,102 @@ static int push_weights(struct target *t, double dwp, const char *why, struct bw
 			t->backend = BWAPD_BACKEND_MOVE_PAGES;
 			snprintf(t->backend_why, sizeof(t->backend_why), "the DAMON push failed: %.250s", err);
 		}
-		return push_portable(t, dwp, why, &w);
+		return queue_push(t, PUSH_JOB_PLACE, dwp, why, &w, after) ? 0 : 1;
 	}
-	if (!t->pushes)
+	if (!t->pushes && !t->busy)
 		choose_backend(t, NULL, &(int){ 0 });
-	if (!bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err))) {
-		unsigned char wb[BWAP_MAX_NODES] = { 0 };
+	return queue_push(t, PUSH_JOB_REWEIGHT, dwp, why, &w, after) ? 0 : 1;
+}
 
-		for (int i = 0; i < w.nr_nodes; i++)
-			wb[i] = bwap_nodeset_has(w.nodes, i) ? w.w[i] : 0;
-		expect = bwap_pagedist_targets(&d, wb, target);
-		bwap_pagedist_free(&d);
-	}
-	before = bwap_vmstat_moved();
-	ret = bwap_process_mpol_reweight(t->pidfd, &w, BWAPD_PUSH_FLAGS);
-	after = bwap_vmstat_moved();
-	bwap_signal_invalidate(&t->sig);
-	if (t->protect_pid)
-		bwap_signal_invalidate(&t->psig);
-	if (ret < 0) {
-		int e = errno;
+/* A finished process_mpol_reweight push; -1 if the target is gone, -2 if the kernel refused it. */
+static int reweighted(struct target *t, const struct push_job *j)
+{
+	char ws[256], dt[32];
+
+	if (j->rc) {
+		int e = j->errnum;
 
 		if (e == ESRCH)
 			return -1;
-		logmsg("pid %d: process_mpol_reweight(dwp %.3f, weights %s) failed: %s%s", t->pid, dwp,
-		       weights_str(&w, ws, sizeof(ws)), strerror(e),
+		logmsg("pid %d: process_mpol_reweight(%s, weights %s) failed: %s%s", t->pid,
+		       dwp_text(j->dwp, dt, sizeof(dt)), weights_str(&j->w, ws, sizeof(ws)), strerror(e),
 		       e == EPERM ? " (bwapd needs ptrace access to the target, and CAP_SYS_NICE for other users)" :
 		       e == EINVAL ? " (weights outside the target's cpuset or nodemask?)" : "");
 		return e == EPERM || e == EINVAL ? -2 : 0;
 	}
 	t->pushes++;
 	refresh_comm(t);
-	t->moved += after - before;
-	t->not_moved += ret;
-	t->pushed = w;
-	t->pushed_dwp = dwp;
-	t->have_pushed = 1;
-	{
-		char dtext[32];
-
-		/* a phase's weights have no DWP */
-		snprintf(dtext, sizeof(dtext), dwp >= 0 ? "dwp %.3f" : "phase", dwp);
-		logmsg("pid %d: push #%ld (%s) %s weights %s: expected moves %ld, "
-		       "vmstat mpol_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, why, dtext,
-		       weights_str(&w, ws, sizeof(ws)), expect, after - before, ret);
-	}
-	if (getenv("BWAPD_DEBUG_PAGES")) {
+	t->moved += j->vm_after - j->vm_before;
+	t->not_moved += j->ret;
+	logmsg("pid %d: push #%ld (%s) %s weights %s: expected moves %ld, "
+	       "vmstat mpol_rebalance_moved +%ld, not moved %ld", t->pid, t->pushes, j->why,
+	       dwp_text(j->dwp, dt, sizeof(dt)), weights_str(&j->w, ws, sizeof(ws)), j->expect,
+	       j->vm_after - j->vm_before, j->ret);
+	if (getenv("BWAPD_DEBUG_PAGES") && j->have_counts) {
 		/* for tests: the pages per node after the push against the targets */
-		char b1[256] = "", b2[256] = "";
-		size_t n1 = 0, n2 = 0;
+		char b1[256], b2[256];
 
-		if (!bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err))) {
-			for (int i = 0; i < d.nr_nodes; i++) {
-				n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", d.pages[i]);
-				n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", target[i]);
-			}
-			bwap_pagedist_free(&d);
-		}
-		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes, b1, b2);
+		logmsg("pid %d: after push #%ld: pages %s, targets before the push %s", t->pid, t->pushes,
+		       counts_str(j->now, j->nr_nodes, b1, sizeof(b1)),
+		       counts_str(j->before_target, j->nr_nodes, b2, sizeof(b2)));
 	}
-	reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
-			 t->pid, dwp, t->pushes, t->moved, t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
-			 weights_str(&t->pushed, ws, sizeof(ws)));
 	return 0;
 }
 
+/*
+ * A push the worker finished: its counts and log line, the waiters it
+ * answers, the pending push it lets go.  The target may have been dropped
+ * (or its slot reused) meanwhile: then the result only closes the pidfd.
+ */
+void push_done(struct push_job *j)
+{
+	struct target *t = j->t;
+	char ws[256];
+	int r;
+
+	close(j->pidfd);
+	if (!t->used || t->gen != j->gen) {
+		logmsg("pid %d: a push (%s) finished after the target was dropped, in %.3f s", j->pid, j->why,
+		       j->seconds);
+		free(j);
+		return;
+	}
+	t->busy = 0;
+	r = j->kind == PUSH_JOB_PLACE ? placed(t, j) : reweighted(t, j);
+	bwap_signal_invalidate(&t->sig);
+	if (t->protect_pid)
+		bwap_signal_invalidate(&t->psig);
+	if (r < 0) {
+		drop_target(t, r == -1 ? "exited" : "the kernel refused its weights (see the log)");
+		free(j);
+		return;
+	}
+	if (!j->rc) {
+		t->pushed = j->w;
+		t->pushed_dwp = j->dwp;
+		t->have_pushed = 1;
+		keep_counts(t, j);
+		reply_waiters_if(t, 0, t->pushes, "ok\npushed pid %d dwp %.3f pushes %ld moved %ld state %s weights %s\n",
+				 t->pid, j->dwp, t->pushes, t->moved,
+				 t->cs.t.phase == BWAP_TUNER_SETTLED ? "settled" : "searching",
+				 weights_str(&t->pushed, ws, sizeof(ws)));
+	}
+	if (j->after == PUSH_AFTER_CONVERGED)
+		reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
+				 t->cs.t.cur, t->pushes, t->moved);
+	free(j);
+	if (t->have_pending) {
+		t->have_pending = 0;
+		if (push_weights(t, t->pending_dwp, t->pending_why, t->pending_w, t->pending_after) == -1)
+			drop_target(t, "exited");
+	}
+}
+
 static int open_signal(struct target *t, struct bwap_signal *s, pid_t pid, enum bwap_signal_kind kind,
-		       const char *progress, char *err, size_t errlen)
+		       int progress_fd, char *err, size_t errlen)
 {
 	struct bwap_signal_opts o = {
-		.kind = kind, .ev = bwapd.stall_event, .progress_file = progress, .mc = bwapd.machine,
+		.kind = kind, .ev = bwapd.stall_event, .progress_fd = progress_fd, .mc = bwapd.machine,
 		.model_mlp = bwapd.conf.model_mlp, .model_shared = bwapd.conf.model_shared,
 		.model_threads = bwapd.conf.model_threads, .model_refresh = bwapd.conf.model_refresh,
 	};
@@ -725,37 +866,64 @@ static void log_point(struct target *t)
 	}
 }
 
-/*
- * The phase weights file 'bwapctl search --phases' writes: "NAME W0,W1,..."
- * per line.  0 or -1 (err).
- */
-static int load_phase_weights(struct target *t, const char *path, char *err, size_t errlen)
+/* Up to len - 1 bytes of fd from off, NUL-terminated; the count, or -1. */
+static ssize_t pread_text(int fd, char *buf, size_t len, off_t off)
 {
-	char *text = bwap_read_file(path, NULL), *save = NULL;
+	size_t n = 0;
 
-	if (!text) {
-		snprintf(err, errlen, "phase-weights %s: %s", path, strerror(errno));
+	while (n < len - 1) {
+		ssize_t got = pread(fd, buf + n, len - 1 - n, off + n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -1;
+		if (!got)
+			break;
+		n += got;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * The phase weights 'bwapctl search --phases' writes, from the file the
+ * client passed: "NAME W0,W1,..." per line.  An error names the line by
+ * its number, never by its text: the file is the client's, but an answer
+ * that echoes what it read is how a root daemon leaks a file.  0 or -1.
+ */
+static int load_phase_weights(struct target *t, int fd, char *err, size_t errlen)
+{
+	char *text = malloc(64 << 10), *save = NULL;
+	int lineno = 0;
+
+	if (!text || pread_text(fd, text, 64 << 10, 0) < 0) {
+		snprintf(err, errlen, "phase-weights: %s", text ? strerror(errno) : "out of memory");
+		free(text);
 		return -1;
 	}
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct bwap_weights *w = &t->phase_w[t->nr_phases];
-		char name[32], list[512], *lsave = NULL;
+		char name[32], list[512], *lsave = NULL, *end;
 		int n = 0;
 
+		lineno++;
 		if (sscanf(line, "%31s %511s", name, list) != 2 || t->nr_phases == 8) {
-			snprintf(err, errlen, "phase-weights %s: '%s' is not 'NAME W0,W1,...' (at most 8 phases)",
-				 path, line);
+			snprintf(err, errlen, "phase-weights: line %d is not 'NAME W0,W1,...' (at most 8 phases)",
+				 lineno);
 			free(text);
 			return -1;
 		}
 		memset(w, 0, sizeof(*w));
 		w->nr_nodes = bwapd.matrix->nr_nodes;
 		for (char *v = strtok_r(list, ",", &lsave); v; v = strtok_r(NULL, ",", &lsave), n++) {
-			int x = atoi(v);
+			long x;
 
-			if (n >= bwapd.matrix->nr_nodes || x < 0 || x > 255) {
-				snprintf(err, errlen, "phase-weights %s: phase %s: weight '%s' for node %d is not 0..255 "
-					 "or the machine has fewer nodes", path, name, v, n);
+			errno = 0;
+			x = strtol(v, &end, 10);
+			if (n >= bwapd.matrix->nr_nodes || errno || end == v || *end || x < 0 || x > 255) {
+				snprintf(err, errlen, "phase-weights: line %d: weight %d is not a whole number 0..255, "
+					 "or the machine has fewer nodes", lineno, n + 1);
 				free(text);
 				return -1;
 			}
@@ -764,7 +932,7 @@ static int load_phase_weights(struct target *t, const char *path, char *err, siz
 				w->nodes |= BWAP_NODE_BIT(n);
 		}
 		if (!w->nodes) {
-			snprintf(err, errlen, "phase-weights %s: phase %s has no node with a weight", path, name);
+			snprintf(err, errlen, "phase-weights: line %d has no node with a weight", lineno);
 			free(text);
 			return -1;
 		}
@@ -774,21 +942,28 @@ static int load_phase_weights(struct target *t, const char *path, char *err, siz
 	return 0;
 }
 
-/* The last complete line of the phase file, or "" if none. */
+/*
+ * The last complete line of the phase file (the fd the client passed), or
+ * "" if none.  Only its last 4 KiB are read, whatever its size.
+ */
 static void read_phase(const struct target *t, char *name, size_t len)
 {
-	char *text = bwap_read_file(t->phase_file, NULL), *end, *start;
+	char text[4096], *end, *start;
+	struct stat st;
+	off_t off;
 
 	name[0] = 0;
-	if (!text)
+	if (t->phase_fd < 0 || fstat(t->phase_fd, &st))
+		return;
+	off = st.st_size > (off_t)sizeof(text) - 1 ? st.st_size - (off_t)sizeof(text) + 1 : 0;
+	if (pread_text(t->phase_fd, text, sizeof(text), off) <= 0)
 		return;
 	end = strrchr(text, '\n');
 	if (end) {
 		*end = 0;
 		start = strrchr(text, '\n');
-		snprintf(name, len, "%s", start ? start + 1 : text);
+		snprintf(name, len, "%.63s", start ? start + 1 : text);
 	}
-	free(text);
 }
 
 /* At a phase change: push that phase's weights (the kernel moves the minimum). */
@@ -808,21 +983,109 @@ static void phase_tick(struct target *t)
 	t->cur_phase = k;
 	t->phase_changes++;
 	snprintf(why, sizeof(why), "phase %s", name);
-	if (push_weights(t, -1, why, t->phase_w[k]) == -1)
+	if (push_weights(t, -1, why, t->phase_w[k], PUSH_AFTER_NONE) == -1)
 		drop_target(t, "exited");
 }
 
-/* attach PID [workers SET] [signal KIND] [progress FILE] [protect PID] [how WORD]
- *            [phases FILE phase-weights FILE] */
-int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
+/*
+ * Slurm's ids in an attach request against the ones the kernel keeps for
+ * the process: with task/cgroup, Slurm puts each step's tasks in
+ * .../job_N/step_S/... of cgroup v2, which a user cannot leave for
+ * another job's.  A mismatch is refused; a process in no such cgroup
+ * (no task/cgroup, or not a Slurm task) keeps the ids marked unverified,
+ * and status says so.  0, or -1 with err.
+ */
+static int check_slurm_ids(struct target *t, pid_t pid, char *err, size_t errlen)
+{
+	static const char *const special[] = { "interactive", "batch", "extern", "pending" };
+	char path[64], *text, *p;
+	long long job = -1, step = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	text = bwap_read_file(path, NULL);
+	p = text ? strstr(text, "/job_") : NULL;
+	if (p)
+		job = strtoll(p + 5, NULL, 10);
+	p = p ? strstr(p, "/step_") : NULL;
+	if (p) {
+		p += 6;
+		if (*p >= '0' && *p <= '9')
+			step = strtoll(p, NULL, 10);
+		for (int i = 0; i < 4; i++)
+			if (!strncmp(p, special[i], strlen(special[i])))
+				step = 0xfffffffaLL + i;
+	}
+	free(text);
+	if (job < 0) {
+		t->ids_unverified = 1;
+		return 0;
+	}
+	if (job != t->job || (t->step >= 0 && step >= 0 && step != t->step)) {
+		snprintf(err, errlen, "job %lld step %lld: pid %d's cgroup says job %lld step %lld", t->job, t->step,
+			 (int)pid, job, step);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The next file a client passed for key (attach ... KEY fd): a regular
+ * file of at most max bytes, not on FUSE (whose reads the client's own
+ * daemon answers: it could hold bwapd's thread for good).  bwapd opens
+ * no path a client names; the client opens the file with its own rights
+ * and passes it (SCM_RIGHTS).  The fd stays the caller's; -1 with err.
+ */
+#define FUSE_SUPER_MAGIC 0x65735546
+static int passed_file(struct passed_fds *pf, const char *key, const char *val, off_t max, char *err,
+		       size_t errlen)
+{
+	struct statfs sfs;
+	struct stat st;
+	int fd;
+
+	if (strcmp(val, "fd")) {
+		snprintf(err, errlen, "%s takes no path: bwapd opens no file a client names; pass the open file "
+			 "over the socket ('%s fd' with SCM_RIGHTS), as bwapctl does for --%s FILE", key, key, key);
+		return -1;
+	}
+	if (!pf || pf->next >= pf->nr) {
+		snprintf(err, errlen, "%s fd: no file descriptor came with the request for it", key);
+		return -1;
+	}
+	fd = pf->fd[pf->next++];
+	if (fstat(fd, &st) || fstatfs(fd, &sfs)) {
+		snprintf(err, errlen, "%s fd: %s", key, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s fd: not a regular file (FIFOs, devices and sockets are refused)", key);
+		return -1;
+	}
+	if (sfs.f_type == FUSE_SUPER_MAGIC) {
+		snprintf(err, errlen, "%s fd: a file on FUSE is refused (its reads could block bwapd); use a local "
+			 "file system such as /tmp or /dev/shm", key);
+		return -1;
+	}
+	if (st.st_size > max) {
+		snprintf(err, errlen, "%s fd: %lld bytes, more than the %lld bwapd takes", key,
+			 (long long)st.st_size, (long long)max);
+		return -1;
+	}
+	return fd;
+}
+
+/* attach PID [workers SET] [signal KIND] [progress fd] [protect PID] [how WORD]
+ *            [phases fd phase-weights fd] [job N step N task N] [children 0|1] */
+int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf, int from_client, char *err,
+		  size_t errlen)
 {
 	struct target *t = NULL;
 	enum bwap_signal_kind kind = bwapd.conf.signal;
-	char progress[256] = "", ws[256], key[32], val[256], path[512];
+	char ws[256], key[32], val[256], path[512];
 	bwap_nodeset workers = 0;
 	double cap[BWAP_MAX_NODES];
 	pid_t protect = 0;
-	int pos = 0, n, r, kind_given = 0, mine;
+	int pos = 0, n, kind_given = 0, mine, progress_fd = -1;
 	struct stat st;
 
 	if (find_target(pid)) {
@@ -845,6 +1108,10 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	if (!t)
 		return -1;
 	memset(t, 0, sizeof(*t));
+	t->gen = ++generation;
+	t->phase_fd = -1;
+	t->pidfd = -1;
+	t->sig.progress_fd = -1;
 	t->uid = st.st_uid;
 	t->job = t->step = t->task = -1;
 	snprintf(t->how, sizeof(t->how), "attach");
@@ -852,40 +1119,52 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		pos += n;
 		if (!strcmp(key, "workers")) {
 			if (bwap_nodeset_parse(val, &workers, err, errlen))
-				return -1;
+				goto fail;
 		} else if (!strcmp(key, "signal")) {
 			if (bwap_signal_kind_parse(val, &kind)) {
-				snprintf(err, errlen, "signal '%s': expected auto, perf, model or progress", val);
-				return -1;
+				snprintf(err, errlen, "signal '%.32s': expected auto, perf, model or progress", val);
+				goto fail;
 			}
 			kind_given = 1;
 		} else if (!strcmp(key, "progress")) {
-			snprintf(progress, sizeof(progress), "%s", val);
+			progress_fd = passed_file(pf, key, val, 1 << 20, err, errlen);
+			if (progress_fd < 0)
+				goto fail;
 			/* a target that reports progress is tuned on it, unless told otherwise */
 			if (!kind_given)
 				kind = BWAP_SIGNAL_PROGRESS;
 		} else if (!strcmp(key, "protect")) {
 			protect = atoi(val);
 		} else if (!strcmp(key, "phases")) {
-			snprintf(t->phase_file, sizeof(t->phase_file), "%s", val);
+			int fd = passed_file(pf, key, val, 1 << 20, err, errlen);
+
+			if (fd < 0 || (t->phase_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+				goto fail;
 		} else if (!strcmp(key, "phase-weights")) {
-			if (load_phase_weights(t, val, err, errlen))
-				return -1;
+			int fd = passed_file(pf, key, val, 64 << 10, err, errlen);
+
+			if (fd < 0 || load_phase_weights(t, fd, err, errlen))
+				goto fail;
 		} else if (!strcmp(key, "how")) {
+			/* a client says how it registers; "child" and "cgroup" are bwapd's own */
+			if (from_client && strcmp(val, "attach") && strcmp(val, "run") && strcmp(val, "slurm")) {
+				snprintf(err, errlen, "how '%.32s': expected attach, run or slurm", val);
+				goto fail;
+			}
 			snprintf(t->how, sizeof(t->how), "%.15s", val);
 		} else if (!strcmp(key, "children")) {
 			if (strcmp(val, "0") && strcmp(val, "1")) {
-				snprintf(err, errlen, "children '%s': expected 0 or 1", val);
-				return -1;
+				snprintf(err, errlen, "children '%.32s': expected 0 or 1", val);
+				goto fail;
 			}
 			t->follow = val[0] == '1';
-		} else if (!strcmp(key, "parent")) {
+		} else if (!strcmp(key, "parent") && !from_client) {
 			t->parent = atoi(val);
 		} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "task")) {
 			long long id;
 
 			if (slurm_id(key, val, &id, err, errlen))
-				return -1;
+				goto fail;
 			if (key[0] == 'j')
 				t->job = id;
 			else if (key[0] == 's')
@@ -893,17 +1172,20 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 			else
 				t->task = (long)id;
 		} else {
-			snprintf(err, errlen, "unknown attach argument '%s'", key);
-			return -1;
+			snprintf(err, errlen, "unknown attach argument '%.32s'", key);
+			goto fail;
 		}
 	}
-	if (!t->phase_file[0] != !t->nr_phases) {
-		snprintf(err, errlen, "give phases FILE and phase-weights FILE together");
-		return -1;
+	if ((t->phase_fd < 0) != !t->nr_phases) {
+		snprintf(err, errlen, "give phases and phase-weights together");
+		goto fail;
 	}
+	if (t->job >= 0 && check_slurm_ids(t, pid, err, errlen))
+		goto fail;
 	t->cur_phase = -1;
 	t->pid = pid;
-	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	/* the client's pidfd names this very process, whatever became of the number since */
+	t->pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 0) : syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		snprintf(err, errlen, "pidfd_open(%d): %s", pid, errno == ESRCH ? "no such process" : strerror(errno));
 		return -1;
@@ -937,7 +1219,7 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		snprintf(err, errlen, "protected pid %d does not exist", protect);
 		goto fail;
 	}
-	if (open_signal(t, &t->sig, pid, kind, progress[0] ? progress : NULL, err, errlen))
+	if (open_signal(t, &t->sig, pid, kind, progress_fd, err, errlen))
 		goto fail;
 	t->used = 1;
 	bwap_cosched_init(&t->cs, &bwapd.conf.tuner, bwapd.conf.start_dwp, protect != 0);
@@ -948,7 +1230,7 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 		 * floor for stage 2, which tunes the target's own signal.
 		 */
 		if (open_signal(t, &t->psig, protect, kind == BWAP_SIGNAL_PROGRESS ? BWAP_SIGNAL_AUTO : kind,
-				NULL, err, errlen)) {
+				-1, err, errlen)) {
 			bwap_signal_close(&t->sig);
 			t->used = 0;
 			goto fail;
@@ -958,8 +1240,15 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 			logmsg("pid %d: note: the model sees each process alone, so with the MODELLED signal "
 			       "stage 1 cannot see interference and keeps the floor where it starts", pid);
 	}
+	/* the log is root's alone (a user's pid, command and workers are theirs) and goes with the target */
 	snprintf(path, sizeof(path), "%s/search-%d.log", bwapd.conf.state_dir, pid);
-	t->log = fopen(path, "w");
+	{
+		int lfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		t->log = lfd >= 0 ? fdopen(lfd, "w") : NULL;
+		if (lfd >= 0 && !t->log)
+			close(lfd);
+	}
 	if (t->log)
 		fprintf(t->log, "# bwapd search log: pid %d (%s), workers %s\n# metric: %s\n", pid, t->comm,
 			bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label);
@@ -975,23 +1264,23 @@ int target_attach(pid_t pid, const char *args, char *err, size_t errlen)
 	 * steady sample, after the exec; until then it shows the weights it
 	 * starts at.
 	 */
-	if (!strcmp(t->how, "slurm")) {
-		weights_at(t, t->cs.t.cur, &t->pushed);
-		t->pushed_dwp = t->cs.t.cur;
-		t->next = now() + bwapd.conf.tuner.interval;
+	weights_at(t, t->cs.t.cur, &t->pushed);
+	t->pushed_dwp = t->cs.t.cur;
+	t->next = now() + bwapd.conf.tuner.interval;
+	if (!strcmp(t->how, "slurm"))
 		return 0;
-	}
-	r = push(t, t->cs.t.cur, "start");
-	if (r < 0) {
-		snprintf(err, errlen, r == -1 ? "pid %d exited" :
-			 "the kernel refused the weights for pid %d (see bwapd's log)", pid);
-		drop_target(t, "refused at start");
+	/* the start push goes to the worker: the client's answer does not wait for it */
+	if (push(t, t->cs.t.cur, "start", PUSH_AFTER_NONE) == -1) {
+		snprintf(err, errlen, "pid %d exited", pid);
+		drop_target(t, "exited at start");
 		return -1;
 	}
-	t->next = now() + bwapd.conf.tuner.interval;
 	return 0;
 fail:
-	close(t->pidfd);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->phase_fd >= 0)
+		close(t->phase_fd);
 	memset(t, 0, sizeof(*t));
 	return -1;
 }
@@ -1030,8 +1319,8 @@ void sample_target(struct target *t, double tnow)
 		phase_tick(t);
 		return;
 	}
-	if (t->damon_push) {
-		/* DAMON is still placing the last push: measure from where it ends */
+	if (t->damon_push || t->busy) {
+		/* DAMON or the worker is still placing the last push: measure from where it ends */
 		bwap_tuner_discard(&t->cs.t);
 		return;
 	}
@@ -1042,7 +1331,7 @@ void sample_target(struct target *t, double tnow)
 			       t->protect_pid, err, t->cs.t.cur);
 			bwap_signal_close(&t->psig);
 			bwap_cosched_end_stage1(&t->cs);
-			if (push(t, t->cs.t.cur, "stage 2") == -1)
+			if (push(t, t->cs.t.cur, "stage 2", PUSH_AFTER_NONE) == -1)
 				drop_target(t, "exited");
 			return;
 		}
@@ -1063,7 +1352,7 @@ void sample_target(struct target *t, double tnow)
 		 */
 		t->placed = 1;
 		bwap_tuner_discard(&t->cs.t);
-		if (push(t, t->cs.t.cur, "steady") == -1)
+		if (push(t, t->cs.t.cur, "steady", PUSH_AFTER_NONE) == -1)
 			drop_target(t, "exited");
 		return;
 	}
@@ -1084,7 +1373,8 @@ void sample_target(struct target *t, double tnow)
 		       t->cs.t.hist[(t->cs.t.nr_points - 1) % BWAP_TUNER_MAX_HISTORY].dwp, t->cs.t.last_metric,
 		       t->cs.t.best_metric, t->cs.t.best_dwp, bwap_tuner_action_name(a), t->cs.t.cur);
 	}
-	r = push(t, t->cs.t.cur, stage != t->cs.stage ? "stage 2" : bwap_tuner_action_name(a));
+	r = push(t, t->cs.t.cur, stage != t->cs.stage ? "stage 2" : bwap_tuner_action_name(a),
+		 a == BWAP_TUNER_CONVERGED ? PUSH_AFTER_CONVERGED : PUSH_AFTER_NONE);
 	if (r == -1) {
 		drop_target(t, "exited");
 		return;
@@ -1096,8 +1386,8 @@ void sample_target(struct target *t, double tnow)
 				t->cs.t.searches - 1);
 			fflush(t->log);
 		}
-		/* DAMON's push is answered once it is placed (damon_tick()) */
-		if (!t->damon_push)
+		/* a queued push answers when it is done (push_done()), DAMON's once placed (damon_tick()) */
+		if (r == 0 && !t->damon_push)
 			reply_waiters_if(t, 0, 0, "ok\nconverged pid %d dwp %.3f pushes %ld moved %ld\n", t->pid,
 					 t->cs.t.cur, t->pushes, t->moved);
 	}
@@ -1245,8 +1535,7 @@ void status_print(FILE *f, int json, uid_t uid)
 		struct bwap_pagedist d = { 0 };
 		long tgt[BWAP_MAX_NODES] = { 0 };
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
-		int have_pages, counted;
-		char err[512];
+		int counted;
 		const char *idle;
 
 		if (!t->used || (uid != 0 && t->uid != uid))
@@ -1254,37 +1543,22 @@ void status_print(FILE *f, int json, uid_t uid)
 		refresh_comm(t);
 		for (int n = 0; n < t->pushed.nr_nodes; n++)
 			wb[n] = bwap_nodeset_has(t->pushed.nodes, n) ? t->pushed.w[n] : 0;
-		if (bwapd.damon_target == t) {
-			/* DAMON's goal: the interleave layout of the committed dests */
-			struct bwap_unit_list l = { 0 };
-
-			have_pages = damon_layout(t, &l, d.pages, tgt, err, sizeof(err)) >= 0;
-			bwap_unit_list_free(&l);
-			d.nr_nodes = bwapd.matrix->nr_nodes;
-			for (int n = 0; n < d.nr_nodes; n++)
-				d.total += d.pages[n];
-			idle = have_pages && !d.total ? "no resident anonymous memory yet" : "";
-			counted = have_pages;
-			have_pages = 0;
-		} else if (bwapd.portable_mode) {
-			struct bwap_place_stats st;
-
-			/* a dry run of the placement: where the pages are and their shares */
-			have_pages = !bwap_place_pages(t->pid, &t->pushed, 1, &st, err, sizeof(err));
-			d.nr_nodes = bwapd.matrix->nr_nodes;
-			d.total = st.pages;
-			memcpy(d.pages, st.before, sizeof(d.pages));
-			memcpy(tgt, st.target, sizeof(st.target));
-			idle = have_pages && !st.pages ? "no resident anonymous memory yet" : "";
-			counted = have_pages;
-			have_pages = 0;		/* nothing to free */
-		} else {
-			have_pages = !bwap_pagedist_read(t->pid, bwapd.matrix->nr_nodes, &d, err, sizeof(err));
-			if (have_pages)
-				bwap_pagedist_targets(&d, wb, tgt);
-			idle = idle_reason(t, &d, have_pages);
-			counted = have_pages;
-		}
+		/*
+		 * The pages as the last push left them (its worker counted them):
+		 * a status request walks no target's memory, so it is answered
+		 * at once whatever the targets' sizes.
+		 */
+		counted = t->have_counts;
+		d.nr_nodes = bwapd.matrix->nr_nodes;
+		d.total = t->cnt_total;
+		memcpy(d.pages, t->cnt_now, sizeof(d.pages));
+		memcpy(tgt, t->cnt_target, sizeof(tgt));
+		if (!counted)
+			idle = t->busy ? "pages not counted yet: the first push is on its way" : "";
+		else if (bwapd.portable_mode || bwapd.damon_target == t)
+			idle = !d.total ? "no resident anonymous memory yet" : "";
+		else
+			idle = idle_reason(t, &d, 1);
 		if (json) {
 			json_object_array_add(list, target_json(t, wb, tgt, &d, counted, idle));
 		} else {
@@ -1309,8 +1583,6 @@ void status_print(FILE *f, int json, uid_t uid)
 			for (int n = 0; n < bwapd.matrix->nr_nodes; n++)
 				fprintf(f, "  %-6d %7u %10ld %10ld\n", n, wb[n], tgt[n], counted ? d.pages[n] : 0);
 		}
-		if (have_pages)
-			bwap_pagedist_free(&d);
 	}
 	if (json) {
 		json_object_object_add(root, "targets", list);
@@ -1343,7 +1615,7 @@ void scan_cgroup(void)
 			p++;
 		if (pid <= 0 || pid == getpid() || find_target(pid))
 			continue;
-		if (target_attach(pid, "how cgroup", err, sizeof(err)))
+		if (target_attach(pid, -1, "how cgroup", NULL, 0, err, sizeof(err)))
 			logmsg("cgroup %s: pid %d not attached: %s", bwapd.conf.cgroup, pid, err);
 	}
 	free(text);
@@ -1378,6 +1650,51 @@ static int children_of(pid_t pid, pid_t *kids, int n, int max)
 	return n;
 }
 
+/*
+ * May a followed target's descendant kid be taken?  Only a process of the
+ * target's own user, with every uid (real, effective, saved, file) that
+ * user's: a setuid helper the job runs (root's, or another user's) is
+ * not that user's to place.
+ */
+static int same_user(pid_t kid, uid_t uid)
+{
+	char path[64], *text, *p;
+	unsigned long u[4];
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)kid);
+	text = bwap_read_file(path, NULL);
+	p = text ? strstr(text, "\nUid:") : NULL;
+	ok = p && sscanf(p + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4 &&
+	     u[0] == uid && u[1] == uid && u[2] == uid && u[3] == uid;
+	free(text);
+	return ok;
+}
+
+/* Take kid, a descendant of target parent; its start push goes to the worker like any other. */
+static void follow_one(struct target *parent, pid_t kid)
+{
+	char args[256], err[512], ws[128];
+
+	if (kid == getpid() || find_target(kid))
+		return;
+	if (!same_user(kid, parent->uid)) {
+		/* said once per parent, not at every scan */
+		if (parent->refused_kid != kid)
+			logmsg("pid %d: descendant %d not followed: not uid %u's alone (a setuid helper?)",
+			       parent->pid, (int)kid, (unsigned int)parent->uid);
+		parent->refused_kid = kid;
+		return;
+	}
+	snprintf(args, sizeof(args), " how child parent %d workers %s children 1", parent->pid,
+		 bwap_nodeset_format(parent->workers, ws, sizeof(ws)));
+	if (parent->job >= 0)
+		snprintf(args + strlen(args), sizeof(args) - strlen(args), " job %lld step %lld task %ld",
+			 parent->job, parent->step < 0 ? 0 : parent->step, parent->task < 0 ? 0 : parent->task);
+	if (target_attach(kid, -1, args, NULL, 0, err, sizeof(err)))
+		logmsg("pid %d: descendant %d not followed: %s", parent->pid, (int)kid, err);
+}
+
 void follow_children(void)
 {
 	struct target *t;
@@ -1385,25 +1702,38 @@ void follow_children(void)
 	/* slots may be added while this runs: each new one is itself scanned later in the loop */
 	for (int i = 0; i < bwapd.nr_slots; i++) {
 		pid_t kids[256];
-		char args[256], err[512], ws[128];
 		int n;
 
 		t = bwapd.targets[i];
 		if (!t->used || !t->follow)
 			continue;
 		n = children_of(t->pid, kids, 0, 256);
-		for (int k = 0; k < n; k++) {
-			struct target *parent = bwapd.targets[i];	/* the array may move: look again */
-
-			if (kids[k] == getpid() || find_target(kids[k]))
-				continue;
-			snprintf(args, sizeof(args), " how child parent %d workers %s children 1", parent->pid,
-				 bwap_nodeset_format(parent->workers, ws, sizeof(ws)));
-			if (parent->job >= 0)
-				snprintf(args + strlen(args), sizeof(args) - strlen(args), " job %lld step %lld task %ld",
-					 parent->job, parent->step < 0 ? 0 : parent->step, parent->task < 0 ? 0 : parent->task);
-			if (target_attach(kids[k], args, err, sizeof(err)))
-				logmsg("pid %d: descendant %d not followed: %s", parent->pid, kids[k], err);
-		}
+		for (int k = 0; k < n; k++)
+			follow_one(bwapd.targets[i], kids[k]);	/* the array may move: look again */
 	}
+}
+
+/*
+ * pid, if it is a followed target's child not yet taken: the one process
+ * a waiter asks about, found without scanning every target (a wrapper's
+ * program may ask before the next scan).  Its target, or NULL.
+ */
+struct target *follow_pid(pid_t pid)
+{
+	char path[64], *text, *p;
+	struct target *parent;
+	long ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = bwap_read_file(path, NULL);
+	/* the fields after the command, which may hold spaces and parentheses */
+	p = text ? strrchr(text, ')') : NULL;
+	if (p)
+		sscanf(p + 1, " %*c %ld", &ppid);
+	free(text);
+	parent = ppid > 0 ? find_target((pid_t)ppid) : NULL;
+	if (!parent || !parent->follow)
+		return NULL;
+	follow_one(parent, pid);
+	return find_target(pid);
 }

@@ -718,6 +718,14 @@ char *bwap_ctl_request(const char *state_dir, const char *request, char *err, si
 /* Same, giving up after timeout_ms without an answer (the default is 30 s). */
 char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int timeout_ms,
 			       char *err, size_t errlen);
+/*
+ * The same, passing the descriptors fds (at most BWAP_CTL_MAX_FDS) with
+ * the request (SCM_RIGHTS): the request's "fd" words take them in order
+ * (bwapd(8)).  The caller keeps and closes its own copies.
+ */
+#define BWAP_CTL_MAX_FDS 4
+char *bwap_ctl_request_fds(const char *state_dir, const char *request, const int *fds, int nfds, int timeout_ms,
+			   char *err, size_t errlen);
 /* Hand one request line to bwapd within timeout_ms and go, without its answer; 0, or -1 with err. */
 int bwap_ctl_send(const char *state_dir, const char *request, int timeout_ms, char *err, size_t errlen);
 

@@ -94,25 +94,49 @@ int bwap_ctl_connect(const char *state_dir, char *err, size_t errlen)
 	return fd;
 }
 
-/* Write all of buf before deadline; 0, or -1 (err set). */
-static int send_by(int fd, const char *buf, size_t len, double deadline, char *err, size_t errlen)
+/*
+ * Write all of buf before deadline, the descriptors fds (nfds, may be 0)
+ * with its first byte (SCM_RIGHTS): bwapd opens no path a client names,
+ * so a client passes the files it means.  0, or -1 (err set).
+ */
+static int send_by(int fd, const char *buf, size_t len, const int *fds, int nfds, double deadline, char *err,
+		   size_t errlen)
 {
 	while (len) {
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 		double left = deadline - mono_ms();
+		union {
+			char buf[CMSG_SPACE(BWAP_CTL_MAX_FDS * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { (void *)buf, len };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t n;
 
 		if (left <= 0 || poll(&pfd, 1, (int)left + 1) == 0) {
 			snprintf(err, errlen, "bwapd did not take the request within its deadline (is it stopped?)");
 			return -1;
 		}
-		n = write(fd, buf, len);
+		if (nfds > 0) {
+			struct cmsghdr *cm;
+
+			memset(&ctl, 0, sizeof(ctl));
+			mh.msg_control = ctl.buf;
+			mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+			memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+		}
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
 			snprintf(err, errlen, "cannot send to bwapd: %s", strerror(errno));
 			return -1;
 		}
+		nfds = 0;	/* they went with the first byte */
 		buf += n;
 		len -= n;
 	}
@@ -142,7 +166,7 @@ int bwap_ctl_send(const char *state_dir, const char *request, int timeout_ms, ch
 	}
 	memcpy(line, request, len);
 	line[len] = '\n';
-	r = send_by(fd, line, len + 1, deadline, err, errlen);
+	r = send_by(fd, line, len + 1, NULL, 0, deadline, err, errlen);
 	free(line);
 	close(fd);
 	return r;
@@ -160,6 +184,12 @@ char *bwap_ctl_request(const char *state_dir, const char *request, char *err, si
 char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int timeout_ms,
 			       char *err, size_t errlen)
 {
+	return bwap_ctl_request_fds(state_dir, request, NULL, 0, timeout_ms, err, errlen);
+}
+
+char *bwap_ctl_request_fds(const char *state_dir, const char *request, const int *fds, int nfds, int timeout_ms,
+			   char *err, size_t errlen)
+{
 	size_t len = strlen(request), cap = 4096, n = 0;
 	double deadline = mono_ms() + timeout_ms;
 	char *buf, *line;
@@ -175,7 +205,13 @@ char *bwap_ctl_request_timeout(const char *state_dir, const char *request, int t
 	}
 	memcpy(line, request, len);
 	line[len] = '\n';
-	if (send_by(fd, line, len + 1, deadline, err, errlen)) {
+	if (nfds < 0 || nfds > BWAP_CTL_MAX_FDS) {
+		snprintf(err, errlen, "at most %d descriptors go with a request", BWAP_CTL_MAX_FDS);
+		free(line);
+		close(fd);
+		return NULL;
+	}
+	if (send_by(fd, line, len + 1, fds, nfds, deadline, err, errlen)) {
 		free(line);
 		close(fd);
 		return NULL;

@@ -409,6 +409,24 @@ static void descendants(void)
 	r = request(err, err, sizeof(err));
 	CHECK(r && !strncmp(r, "ok\n", 3), "a wrapper attached with children 1: %s", err);
 	free(r);
+	/*
+	 * bwapd finds descendants at its periodic scan, or when one is
+	 * asked about: ask about the child, then the grandchild (each is a
+	 * followed target's child once the one before is taken).
+	 */
+	for (pid_t p = wrapper; p > 0;) {
+		char path[64], *kids, q[64], *a;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)p, (int)p);
+		kids = bwap_read_file(path, NULL);
+		p = kids ? (pid_t)atoi(kids) : 0;
+		free(kids);
+		if (p <= 0)
+			break;
+		snprintf(q, sizeof(q), "wait %d pushes 1", (int)p);
+		a = request(q, err, sizeof(err));
+		free(a);
+	}
 	r = request("status json", err, sizeof(err));
 	js = r ? json_tokener_parse(r + 3) : NULL;
 	if (js && json_object_object_get_ex(js, "targets", &list)) {
