@@ -307,7 +307,7 @@ static const char *dwp_text(double dwp, char *buf, size_t len)
 static int placed(struct target *t, const struct push_job *j)
 {
 	const struct bwap_place_stats *st = &j->st;
-	char ws[256], b1[256] = "", b2[256] = "", dt[32];
+	char ws[256], b1[256] = "", b2[256] = "", b3[128], dt[32];
 	size_t n1 = 0, n2 = 0;
 
 	if (j->rc) {
@@ -324,12 +324,14 @@ static int placed(struct target *t, const struct push_job *j)
 		n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", st->target[i]);
 	}
 	logmsg("pid %d: push #%ld (%s) %s weights %s: move_pages moved %ld of %ld pages (minimum %ld), "
-	       "not moved %ld; pages now %s, shares %s; %ld large folio(s) of %ld pages, %ld moved whole%s%s%s",
+	       "not moved %ld; pages now %s, shares %s; %ld large folio(s) of %ld pages, %ld moved whole%s%s%s%s",
 	       t->pid, t->pushes, j->why, dwp_text(j->dwp, dt, sizeof(dt)), weights_str(&j->w, ws, sizeof(ws)),
 	       st->moved, st->pages, st->minimum, st->failed, b1, b2, st->large_folios, st->large_size,
 	       st->large_moved, st->folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
 	       st->folios_known == BWAP_FOLIOS_ALL ? "" : st->why,
-	       st->folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)");
+	       st->folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)",
+	       st->kept_mappings ? (snprintf(b3, sizeof(b3), "; %ld mapping(s) under the program's own bind, prefer "
+				       "or local policy left alone", st->kept_mappings), b3) : "");
 	return 0;
 }
 

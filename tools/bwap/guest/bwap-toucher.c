@@ -36,6 +36,9 @@
  * --global-wi SET sets its own task policy first, as 'numactl -w SET'
  * does: MPOL_WEIGHTED_INTERLEAVE over SET with the global sysfs weights
  * (a policy that a reweight changes only with MPOL_REWEIGHT_GLOBAL).
+ * --bound NODE:PAGES also maps PAGES base pages that the program binds
+ * to NODE itself (mbind MPOL_BIND), as a library that places its own
+ * memory does; the command "bound" prints "bound P0,P1,..." for them.
  * Static, with libbwap (page counts, largest-remainder shares), so it
  * runs in the busybox guest.
  */
@@ -56,8 +59,8 @@
 
 #define HUGE_SIZE (2UL << 20)	/* x86_64 PMD: the size of a THP */
 
-static char *buf;
-static long npages, psz;
+static char *buf, *bound;
+static long npages, psz, nbound;
 
 static void print_nodes(const long *v, int nr)
 {
@@ -198,6 +201,26 @@ static void command(char *line)
 			close(fd);
 		return;
 	}
+	if (!strcmp(line, "bound")) {
+		long per[BWAP_MAX_NODES] = { 0 };
+		int nr = 0;
+
+		for (long i = 0; i < nbound; i++) {
+			void *a = bound + i * psz;
+			int st = -1;
+
+			if (!syscall(SYS_move_pages, 0, 1, &a, NULL, &st, 0) && st >= 0 && st < BWAP_MAX_NODES) {
+				per[st]++;
+				if (st + 1 > nr)
+					nr = st + 1;
+			}
+		}
+		printf("bound");
+		for (int i = 0; i < (nr > 4 ? nr : 4); i++)
+			printf("%s%ld", i ? "," : " ", per[i]);
+		printf("\n");
+		return;
+	}
 	if (strncmp(line, "check ", 6)) {
 		printf("unknown command '%s'\n", line);
 		return;
@@ -230,6 +253,7 @@ int main(int argc, char **argv)
 	int thp_advice = 0;	/* --thp: 0 (the system's setting) or the madvise() advice */
 	long offset = 0;	/* --offset: pages after a 2 MiB boundary */
 	bwap_nodeset global_wi = 0;	/* --global-wi: nodes for mode 6 on the global weights */
+	int bound_node = -1;		/* --bound: the node the program binds its second mapping to */
 	char err[256];
 
 	npages = 1000;
@@ -248,6 +272,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--thp") && i + 1 < argc && !strcmp(argv[i + 1], "huge")) {
 			thp_advice = MADV_HUGEPAGE;
 			i++;
+		} else if (!strcmp(argv[i], "--bound") && i + 1 < argc &&
+			   sscanf(argv[i + 1], "%d:%ld", &bound_node, &nbound) == 2 && bound_node >= 0 &&
+			   bound_node < 64 && nbound > 0 && nbound < (1L << 20)) {
+			i++;
 		} else if (!strcmp(argv[i], "--global-wi") && i + 1 < argc) {
 			if (bwap_nodeset_parse(argv[++i], &global_wi, err, sizeof(err)) || !global_wi) {
 				fprintf(stderr, "bwap-toucher: --global-wi: %s\n", global_wi ? err : "no nodes");
@@ -255,7 +283,7 @@ int main(int argc, char **argv)
 			}
 		} else {
 			fprintf(stderr, "usage: bwap-toucher [--pages N] [--offset PAGES] [--thp system|never|huge]\n"
-					"                    [--global-wi SET]\n");
+					"                    [--global-wi SET] [--bound NODE:PAGES]\n");
 			return 2;
 		}
 	}
@@ -303,6 +331,18 @@ int main(int argc, char **argv)
 	if (global_wi && bwap_set_own_interleave(global_wi, 1)) {
 		perror("bwap-toucher: set_mempolicy(MPOL_WEIGHTED_INTERLEAVE) (--global-wi)");
 		return 1;
+	}
+	if (nbound) {
+		unsigned long mask = 1UL << bound_node;
+
+		bound = mmap(NULL, nbound * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (bound == MAP_FAILED || madvise(bound, nbound * psz, MADV_NOHUGEPAGE) ||
+		    syscall(SYS_mbind, bound, nbound * psz, 2 /* MPOL_BIND */, &mask, 64UL, 0)) {
+			perror("bwap-toucher: --bound");
+			return 1;
+		}
+		for (long i = 0; i < nbound; i++)
+			bound[i * psz] = 1;
 	}
 	for (long i = 0; i < npages; i++)
 		buf[i * psz] = 1;

@@ -568,6 +568,7 @@ struct bwap_place_stats {
 	int folios_known;			/* enum bwap_folios_known; why says what is missing */
 	char why[160];
 	double seconds;				/* the query and the moves (not the check after) */
+	long kept_mappings;			/* mappings left alone: the program's own bind/prefer/local */
 };
 
 /* One move of bwap_place_plan(): unit index in the list, destination node. */
@@ -594,7 +595,9 @@ int bwap_place_moves(pid_t pid, const struct bwap_unit_list *l, const struct bwa
 
 /*
  * Place pid's resident anonymous pages at w's exact shares in folio
- * units, moving only the minimum (dry_run: only compute).  Needs ptrace
+ * units, moving only the minimum (dry_run: only compute).  Mappings
+ * under a policy the program chose (bind, prefer, local: numa_maps) are
+ * left alone and counted in st->kept_mappings.  Needs ptrace
  * access to pid; folio boundaries need root (CAP_SYS_ADMIN, /proc/kpageflags).
  * 0 or -1 with err (errno's text).
  */

@@ -59,15 +59,43 @@ int bwap_anon_mappings(pid_t pid, struct bwap_range *r, int max, char *err, size
 #define MAX_MAPPINGS 65536
 
 /*
+ * Does the mapping at start carry a policy the program chose for where
+ * its pages go (bind, prefer, prefer (many), local), as numa_maps shows
+ * it?  Portable mode leaves such mappings alone: a program or library
+ * that binds its memory has said where it wants it, and moving it back
+ * at every push would fight it.  Interleave, weighted interleave and
+ * default (no policy) are what a placement is for.  numa_maps shows the
+ * task policy for a mapping without one of its own, so a task that binds
+ * itself keeps all its pages.
+ */
+static int own_binding(const char *numa_maps, unsigned long start)
+{
+	char key[32];
+	const char *line, *pol;
+
+	if (!numa_maps)
+		return 0;
+	snprintf(key, sizeof(key), "%lx ", start);
+	for (line = numa_maps; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, key, strlen(key)))
+			break;
+	if (!line)
+		return 0;
+	pol = line + strlen(key);
+	return !strncmp(pol, "bind", 4) || !strncmp(pol, "prefer", 6) || !strncmp(pol, "local", 5);
+}
+
+/*
  * Every present page of pid's private anonymous writable mappings (the
  * heap and anonymous mmaps: what an interleave policy places) that this
  * process maps alone (shared pages after a fork cannot move with
  * MPOL_MF_MOVE), as units (lib/folios.c), without their nodes yet.
  */
-static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, char *err,
-			 size_t errlen)
+static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, long *kept,
+			 char *err, size_t errlen)
 {
 	struct bwap_range *rg = malloc(MAX_MAPPINGS * sizeof(*rg));
+	char path[64], *numa_maps;
 	int n = rg ? bwap_anon_mappings(pid, rg, MAX_MAPPINGS, err, errlen) : -1;
 
 	if (!rg)
@@ -76,18 +104,26 @@ static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_
 		free(rg);
 		return -1;
 	}
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
+	numa_maps = bwap_read_file(path, NULL);
 	bwap_folio_reader_open(pid, r);	/* without pagemap, every page is asked about */
 	l->n = 0;
 	for (int i = 0; i < n; i++) {
+		if (own_binding(numa_maps, rg[i].start)) {
+			(*kept)++;
+			continue;
+		}
 		if (bwap_folio_scan(r, rg[i].start, rg[i].end, i + 1, 1, l)) {
 			bwap_folio_reader_close(r);
 			free(rg);
+			free(numa_maps);
 			snprintf(err, errlen, "out of memory listing the pages of pid %d", (int)pid);
 			return -1;
 		}
 	}
 	bwap_folio_reader_close(r);
 	free(rg);
+	free(numa_maps);
 	return 0;
 }
 
@@ -292,16 +328,18 @@ int bwap_units_of(pid_t pid, const struct bwap_range *rg, int n, struct bwap_uni
 static int list_process(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, void *arg, char *err,
 			size_t errlen)
 {
-	return list_mappings(pid, l, r, err, errlen);
+	return list_mappings(pid, l, r, arg, err, errlen);
 }
 
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen)
 {
 	struct bwap_unit_list l = { 0 };
+	long kept = 0;
 	int ret;
 
-	ret = place_list(pid, &l, w, dry_run, st, list_process, NULL, err, errlen);
+	ret = place_list(pid, &l, w, dry_run, st, list_process, &kept, err, errlen);
+	st->kept_mappings = kept;
 	bwap_unit_list_free(&l);
 	return ret;
 }
