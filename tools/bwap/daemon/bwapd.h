@@ -182,6 +182,8 @@ enum bwapd_backend { BWAPD_BACKEND_REWEIGHT, BWAPD_BACKEND_DAMON, BWAPD_BACKEND_
 const char *bwapd_backend_name(enum bwapd_backend b);
 /* bwapd's own copy of the global table from before its first write (STATE_DIR/...) */
 #define BWAPD_SYSFS_SAVED "bwapd-sysfs-weights.saved"
+/* the targets, for the next bwapd to take back (targets_save()) */
+#define BWAPD_TARGETS_FILE "targets"
 /* "KDAMOND_PID TARGET_PID" while the DAMON backend runs: what a killed bwapd leaves to remove */
 #define BWAPD_DAMON_MARK "bwapd-damon.kdamond"
 
@@ -223,6 +225,7 @@ struct push_job {
 struct target {
 	int used;
 	pid_t pid;
+	unsigned long long start;	/* its start time (/proc/PID/stat): a reused pid is not it */
 	uid_t uid;			/* owner of the process at attach: the per-user limit, status' view */
 	long long job, step;		/* Slurm's job and step ids (attach ... job N step N); -1: none */
 	long task;			/* Slurm's global task id; -1: none */
@@ -358,6 +361,11 @@ void drop_target(struct target *t, const char *why);
 void sample_target(struct target *t, double tnow);
 /* The status report as uid sees it: other users' targets only counted, unless uid is root. */
 void status_print(FILE *f, int json, uid_t uid);
+/* The targets changed: targets_save() writes them at the loop's next turn. */
+void targets_changed(void);
+void targets_save(void);
+/* At start: the live targets a previous bwapd recorded, taken back. */
+void targets_adopt(void);
 /* How many targets uid's processes are. */
 int targets_of_user(uid_t uid);
 /* How many waits uid holds. */

@@ -373,7 +373,8 @@ static void announce(int ready_fd, double *next_scan)
 		logmsg("WARNING: FALLBACK TO MODELLED: no usable stall counter: %s; signal = auto targets use the "
 		       "MODELLED signal (placement model fed with their real page counts); 'bwapd --list-signals' "
 		       "says what this machine offers", bwapd.stall_fallback);
-	/* the cgroup's processes are targets before anyone is told we are ready */
+	/* what the last bwapd tuned, then the cgroup's processes, before anyone is told we are ready */
+	targets_adopt();
 	if (bwapd.conf.cgroup[0]) {
 		scan_cgroup();
 		*next_scan = now() + bwapd.conf.cgroup_scan;
@@ -472,6 +473,7 @@ static int serve(int sfd, double next_scan)
 		clients_poll_done(pf + 3, tnow);
 		if (pf[1].fd >= 0 && (pf[1].revents & POLLIN))
 			accept_clients();
+		targets_save();
 		/*
 		 * The samples due, for at most SAMPLE_SLICE seconds: with a
 		 * node's worth of targets (each sample may read numa_maps) the

@@ -119,6 +119,7 @@ double expire_waiters(double tnow)
 }
 
 static void refresh_comm(struct target *t);
+static unsigned long long start_time(pid_t pid);
 
 void drop_target(struct target *t, const char *why)
 {
@@ -145,6 +146,7 @@ void drop_target(struct target *t, const char *why)
 		close(t->phase_fd);
 	close(t->pidfd);
 	memset(t, 0, sizeof(*t));
+	targets_changed();
 }
 
 struct target *find_target(pid_t pid)
@@ -1186,6 +1188,7 @@ int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf,
 		goto fail;
 	t->cur_phase = -1;
 	t->pid = pid;
+	t->start = start_time(pid);
 	/* the client's pidfd names this very process, whatever became of the number since */
 	t->pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 0) : syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
@@ -1269,6 +1272,7 @@ int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf,
 	weights_at(t, t->cs.t.cur, &t->pushed);
 	t->pushed_dwp = t->cs.t.cur;
 	t->next = now() + bwapd.conf.tuner.interval;
+	targets_changed();
 	if (!strcmp(t->how, "slurm"))
 		return 0;
 	/* the start push goes to the worker: the client's answer does not wait for it */
@@ -1738,4 +1742,112 @@ struct target *follow_pid(pid_t pid)
 		return NULL;
 	follow_one(parent, pid);
 	return find_target(pid);
+}
+
+/* ---- what a restart keeps ---------------------------------------------- */
+
+static int targets_dirty;
+
+/* Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot; 0 if gone. */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], *text, *p;
+	unsigned long long st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = bwap_read_file(path, NULL);
+	p = text ? strrchr(text, ')') : NULL;
+	if (p)
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		       &st);
+	free(text);
+	return st;
+}
+
+void targets_changed(void)
+{
+	targets_dirty = 1;
+}
+
+/*
+ * STATE_DIR/targets (0600): one line per target, "PID START UID ARGS",
+ * replaced all at once (temp file, rename) when the targets changed, so
+ * that the next bwapd (a package upgrade's restart, or systemd's after a
+ * failure) takes the live ones back.  START (the process's start time)
+ * tells a live target from a new process that got its pid.
+ */
+void targets_save(void)
+{
+	struct bwap_atomic_file a;
+	char path[4096], err[512], ws[128];
+	struct target *t;
+
+	if (!targets_dirty)
+		return;
+	targets_dirty = 0;
+	bwap_state_path(bwapd.conf.state_dir, BWAPD_TARGETS_FILE, path, sizeof(path));
+	if (bwap_atomic_open(&a, path, err, sizeof(err))) {
+		logmsg("cannot record the targets for a restart: %s", err);
+		return;
+	}
+	fchmod(fileno(a.f), 0600);
+	fprintf(a.f, "# bwapd's targets, taken back after a restart: PID START UID ARGS\n");
+	for_each_target(t, i) {
+		fprintf(a.f, "%d %llu %u how %s workers %s children %d", (int)t->pid, t->start, (unsigned int)t->uid,
+			t->how, bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->follow);
+		if (t->job >= 0)
+			fprintf(a.f, " job %lld", t->job);
+		if (t->step >= 0)
+			fprintf(a.f, " step %lld", t->step);
+		if (t->task >= 0)
+			fprintf(a.f, " task %ld", t->task);
+		if (t->parent)
+			fprintf(a.f, " parent %d", (int)t->parent);
+		fprintf(a.f, "\n");
+	}
+	if (bwap_atomic_commit(&a, err, sizeof(err)))
+		logmsg("cannot record the targets for a restart: %s", err);
+}
+
+/*
+ * At start: the targets the last bwapd recorded that still run (same pid,
+ * same start time, same owner) are taken back, their search started
+ * over from its start DWP.  A progress file or phase file cannot come
+ * back (its descriptor went with the old bwapd): such a target is tuned
+ * on the default signal, and the log says so.
+ */
+void targets_adopt(void)
+{
+	char path[4096], err[512], *text, *save = NULL;
+	int taken = 0, gone = 0;
+
+	bwap_state_path(bwapd.conf.state_dir, BWAPD_TARGETS_FILE, path, sizeof(path));
+	text = bwap_read_file(path, NULL);
+	if (!text)
+		return;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long st;
+		unsigned int uid;
+		int pid, n = 0;
+		char proc[64];
+		struct stat sb;
+
+		if (line[0] == '#' || sscanf(line, "%d %llu %u %n", &pid, &st, &uid, &n) != 3 || !n)
+			continue;
+		snprintf(proc, sizeof(proc), "/proc/%d", pid);
+		if (pid <= 0 || start_time(pid) != st || stat(proc, &sb) || sb.st_uid != uid) {
+			gone++;
+			continue;
+		}
+		if (target_attach(pid, -1, line + n, NULL, 0, err, sizeof(err))) {
+			logmsg("pid %d: not taken back after the restart: %s", pid, err);
+			continue;
+		}
+		logmsg("pid %d: taken back after a restart (%s); its search starts over", pid, line + n);
+		taken++;
+	}
+	free(text);
+	if (taken || gone)
+		logmsg("restart: %d target(s) taken back, %d recorded target(s) gone", taken, gone);
+	targets_dirty = 1;
 }

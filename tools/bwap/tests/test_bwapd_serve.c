@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -81,7 +82,8 @@ static int start_bwapd(const char *const *sets)
 	if (pipe(ready))
 		return -1;
 	snprintf(fdarg, sizeof(fdarg), "%d", ready[1]);
-	argv[argc++] = bwapd;
+	/* $BWAPD_BIN: another bwapd (an older one, to show what these cases catch) */
+	argv[argc++] = getenv("BWAPD_BIN") ? getenv("BWAPD_BIN") : bwapd;
 	argv[argc++] = "--config";
 	argv[argc++] = conf;
 	argv[argc++] = "--state-dir";
@@ -107,7 +109,7 @@ static int start_bwapd(const char *const *sets)
 		close(ready[0]);
 		dup2(fd, 2);
 		dup2(fd, 1);
-		execv(bwapd, (char **)argv);
+		execv(argv[0], (char **)argv);
 		_exit(127);
 	}
 	close(ready[1]);
@@ -568,6 +570,103 @@ static void cpuset_nodes(void)
 	fake_sysfs_remove(root);
 }
 
+
+/*
+ * A large push runs while others are served: a target with 256 MiB of
+ * resident anonymous memory is attached (its start push, a portable
+ * placement, lists and queries every page); the attach and the pings
+ * sent meanwhile are each answered within 0.2 s, while the push itself
+ * takes longer than that (else the case shows nothing).
+ */
+static void large_push_does_not_block(void)
+{
+	int ready[2], stay[2];
+	double t0, attach_s, worst = 0, push_s;
+	char err[512], c, *r, req[64];
+	pid_t big;
+	int pings = 0;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for the large push (log: %s)", logpath);
+	if (!daemon_pid || pipe(ready) || pipe(stay))
+		return;
+	big = fork();
+	if (!big) {
+		size_t len = 256UL << 20;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		close(stay[1]);
+		close(ready[0]);
+		if (m == MAP_FAILED)
+			_exit(1);
+		madvise(m, len, MADV_NOHUGEPAGE);	/* base pages: the listing is the push's cost */
+		for (size_t i = 0; i < len; i += 4096)
+			m[i] = 1;
+		if (write(ready[1], "r", 1) != 1 || read(stay[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	wait_ready(ready, stay);
+	t0 = test_mono();
+	snprintf(req, sizeof(req), "attach %d workers 0 signal model", (int)big);
+	r = request(req, err, sizeof(err));
+	attach_s = test_mono() - t0;
+	CHECK(r && !strncmp(r, "ok\n", 3) && attach_s < 0.2, "attach of a 256 MiB target answered in %.3f s (%s)",
+	      attach_s, err);
+	free(r);
+	/* pings until the start push is done: "wait PID pushes 1" answers then */
+	for (int i = 0; i < 10; i++) {
+		double p0 = test_mono();
+
+		r = request("ping", err, sizeof(err));
+		if (r && !strcmp(r, "ok\npong\n"))
+			pings++;
+		if (test_mono() - p0 > worst)
+			worst = test_mono() - p0;
+		free(r);
+	}
+	snprintf(req, sizeof(req), "wait %d pushes 1", (int)big);
+	r = bwap_ctl_request_timeout(dir, req, 300000, err, sizeof(err));
+	push_s = test_mono() - t0;
+	CHECK(pings == 10 && worst < 0.2, "10 pings during the push, each answered within %.3f s", worst);
+	CHECK(r && strstr(r, "pushed pid") && push_s > 0.2, "the push itself took %.2f s (%s)", push_s, err);
+	free(r);
+	close(stay[1]);
+	waitpid(big, NULL, 0);
+	stop_bwapd();
+}
+
+/* A restart keeps the targets: the next bwapd takes back the ones still running. */
+static void restart_keeps_targets(void)
+{
+	char err[512], *r, want[64];
+	int n;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for the restart case (log: %s)", logpath);
+	if (!daemon_pid)
+		return;
+	n = spawn_tasks(2);
+	CHECK(!attach(tasks[0], "job 9 step 0 task 0", err, sizeof(err)) && !attach(tasks[1], NULL, err, sizeof(err)),
+	      "two tasks attached: %s", err);
+	r = request("detach 999999", err, sizeof(err));	/* a request, so the loop has turned once */
+	free(r);
+	stop_bwapd();
+	CHECK(!start_bwapd(NULL), "bwapd starts again");
+	r = request("status json", err, sizeof(err));
+	snprintf(want, sizeof(want), "\"pid\": %d,", (int)tasks[0]);
+	{
+		char want2[64];
+
+		snprintf(want2, sizeof(want2), "\"pid\": %d,", (int)tasks[1]);
+		CHECK(r && strstr(r, want) && strstr(r, want2) && strstr(r, "\"job\": 9"),
+		      "the restarted bwapd has both tasks back, job id and all");
+	}
+	free(r);
+	CHECK(log_has("2 target(s) taken back"), "its log says it took 2 targets back");
+	/* first: the second bwapd, started after the tasks, holds their pipe's write end too */
+	stop_bwapd();
+	end_tasks(n);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/bwapd-serve.XXXXXX");
@@ -586,6 +685,8 @@ int main(void)
 	descendant_waited_at_once();
 	slurm_attach_no_start_push();
 	cpuset_nodes();
+	large_push_does_not_block();
+	restart_keeps_targets();
 	if (!tap_failed) {
 		char cmd[128];
 
