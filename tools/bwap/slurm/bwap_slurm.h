@@ -28,6 +28,12 @@ struct bwap_slurm_request {
 	bwap_nodeset nodes;			/* BWAP_SLURM_EXPLICIT: nodes named */
 	unsigned char w[BWAP_MAX_NODES];	/* and their weights, 0..255 */
 	int tune;				/* --bwap-tune (or --bwap=dwp): register with bwapd */
+	/*
+	 * --bwap=off given: the user refuses --bwap, so no default= applies
+	 * (kind is BWAP_SLURM_OFF); it clears a --bwap inherited from
+	 * sbatch/salloc's environment, which srun reads before its command line.
+	 */
+	int off_given;
 	/* Slurm's ids, sent to bwapd with the registration (spank.c fills them); job 0: none */
 	long long job, step;
 	long task;
@@ -40,6 +46,8 @@ struct bwap_slurm_request {
  *   dwp:X                canonical at a fixed DWP X, 0 <= X <= 1
  *   N:W[,N:W]...         weight W (0..255) for node N (0..63), numactl -w style
  *   W:W:W[:W]...         weights of nodes 0, 1, 2, ... in order (three or more)
+ *   off                  no BWAP for this job or step (refuses a partition's default=,
+ *                        clears --bwap and --bwap-tune inherited or given before it)
  * 0, or -1 with what is wrong and what to write instead in err.
  */
 int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen);
@@ -78,7 +86,11 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
  * Slurm hands a plugin its arguments but not their place.
  */
 int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len);
-/* A job of partition that gave no --bwap gets the partition's default=; 1 if r was set so. */
+/*
+ * A job of partition that gave no --bwap (and not --bwap=off) gets the
+ * partition's default=: the entry naming the partition itself if there is
+ * one, else the "*" entry, wherever each stands; 1 if r was set so.
+ */
 int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
 				 struct bwap_slurm_request *r);
 /*

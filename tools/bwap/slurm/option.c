@@ -14,7 +14,8 @@
 
 #include "bwap_slurm.h"
 
-#define OPTION_FORMS "--bwap, --bwap=canonical, --bwap=dwp, --bwap=dwp:0.5, --bwap=0:5,1:3 or --bwap=5:3:1:1"
+#define OPTION_FORMS "--bwap, --bwap=canonical, --bwap=dwp, --bwap=dwp:0.5, --bwap=0:5,1:3, --bwap=5:3:1:1 " \
+	"or --bwap=off"
 
 /* A whole number lo..hi from exactly text[0..len); -1 if it is not one. */
 static long whole_number(const char *text, size_t len, long lo, long hi)
@@ -164,6 +165,16 @@ static int parse_option(const char *text, struct bwap_slurm_request *r, char *er
 	 */
 	if (!text || !*text || !strcmp(text, "canonical") || !strcmp(text, "(null)"))
 		return 0;
+	/*
+	 * off: no BWAP, whatever came before (an inherited --bwap or
+	 * --bwap-tune) and whatever the partition's default= says.
+	 */
+	if (!strcmp(text, "off")) {
+		r->kind = BWAP_SLURM_OFF;
+		r->tune = 0;
+		r->off_given = 1;
+		return 0;
+	}
 	if (!strcmp(text, "dwp")) {
 		r->kind = BWAP_SLURM_TUNED;
 		r->tune = 1;
@@ -316,7 +327,7 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 			char why[400];
 
 			if (!colon || colon == val || colon - val >= (long)sizeof(d->partition) ||
-			    partition_list_bad((*colon = '\0', val)) || strchr(val, ',')) {
+			    ((*colon = '\0', strcmp(val, "*")) && (partition_list_bad(val) || strchr(val, ',')))) {
 				snprintf(err, errlen, "'%s': default= takes PARTITION:VALUE, e.g. default=big:canonical "
 					 "(VALUE as --bwap takes it, or off)", a);
 				return -1;
@@ -328,12 +339,17 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 			d = &c->defaults[c->nr_defaults];
 			memset(d, 0, sizeof(*d));
 			memcpy(d->partition, val, colon - val);	/* checked shorter above */
-			if (!strcmp(colon + 1, "off")) {
-				d->r.kind = BWAP_SLURM_OFF;
-			} else if (bwap_slurm_parse_option(colon + 1, &d->r, why, sizeof(why))) {
+			for (int k = 0; k < c->nr_defaults; k++)
+				if (!strcmp(c->defaults[k].partition, d->partition)) {
+					snprintf(err, errlen, "'%s': partition %s already has a default= (give each "
+						 "partition one; * covers those without their own)", a, d->partition);
+					return -1;
+				}
+			if (bwap_slurm_parse_option(colon + 1, &d->r, why, sizeof(why))) {
 				snprintf(err, errlen, "'%s': %s", a, why);
 				return -1;
 			}
+			d->r.off_given = 0;	/* a site's default, not a user's refusal */
 			c->nr_defaults++;
 		} else {
 			snprintf(err, errlen, "unknown argument '%s' (bwap.so takes missing=fail|run, state_dir=DIR, "
@@ -342,6 +358,13 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 			return -1;
 		}
 	}
+	/* a default the same line forbids would fail every job of its partition */
+	for (int i = 0; i < c->nr_defaults && c->tune_denied; i++)
+		if (c->defaults[i].r.tune) {
+			snprintf(err, errlen, "'default=%s:dwp' asks bwapd to tune, which tune=deny refuses; give "
+				 "default=%s:canonical, or tune=allow", c->defaults[i].partition, c->defaults[i].partition);
+			return -1;
+		}
 	if (!c->matrix[0] && snprintf(c->matrix, sizeof(c->matrix), "%s/matrix", c->state_dir) >=
 	    (int)sizeof(c->matrix)) {
 		snprintf(err, errlen, "state_dir= is too long");
@@ -364,19 +387,27 @@ static int denied(const struct bwap_slurm_conf *c, const char *partition)
 int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
 				 struct bwap_slurm_request *r)
 {
-	if (r->kind != BWAP_SLURM_OFF || !partition)
-		return 0;
-	for (int i = 0; i < c->nr_defaults; i++)
-		if (!strcmp(c->defaults[i].partition, partition) || !strcmp(c->defaults[i].partition, "*")) {
-			long long job = r->job, step = r->step;
-			long task = r->task;
+	const struct bwap_slurm_default *d = NULL;
 
-			*r = c->defaults[i].r;
-			r->job = job;
-			r->step = step;
-			r->task = task;
-			return r->kind != BWAP_SLURM_OFF;
-		}
+	if (r->kind != BWAP_SLURM_OFF || r->off_given || !partition)
+		return 0;
+	/* the most specific entry: the partition's own, else "*", whatever their order */
+	for (int i = 0; i < c->nr_defaults; i++)
+		if (!strcmp(c->defaults[i].partition, partition))
+			d = &c->defaults[i];
+	for (int i = 0; i < c->nr_defaults && !d; i++)
+		if (!strcmp(c->defaults[i].partition, "*"))
+			d = &c->defaults[i];
+	if (d) {
+		long long job = r->job, step = r->step;
+		long task = r->task;
+
+		*r = d->r;
+		r->job = job;
+		r->step = step;
+		r->task = task;
+		return r->kind != BWAP_SLURM_OFF;
+	}
 	return 0;
 }
 
