@@ -113,6 +113,7 @@ struct bwap_slurm_outcome {
 	char weights[512];		/* "0:5,1:3" */
 	char how[160];			/* what placed the pages: "set_mempolicy2 (own weights)", ... */
 	int registered;			/* bwapd tunes or places this task */
+	int tuned;			/* bwapd searches its DWP (BWAP_TUNED=1): --bwap-tune, allowed */
 	int warning;			/* it runs, but not all was done (bwapd did not take it for tuning) */
 };
 

@@ -169,8 +169,8 @@ static void export_outcome(spank_t sp, const struct bwap_slurm_outcome *o, int r
 		spank_setenv(sp, "BWAP_ALLOWED_NODES", bwap_nodeset_format(o->allowed, buf, sizeof(buf)), 1);
 		spank_setenv(sp, "BWAP_KERNEL", bwap_kernel_mode_name(o->kernel), 1);
 		spank_setenv(sp, "BWAP_PLACEMENT", o->how, 1);
-		/* bwapd searches the DWP of every task it has, placed (portable) or not */
-		spank_setenv(sp, "BWAP_TUNED", o->registered ? "1" : "0", 1);
+		/* bwapd searches the DWP only of tasks that asked (--bwap-tune), where the site allows it */
+		spank_setenv(sp, "BWAP_TUNED", o->tuned ? "1" : "0", 1);
 	} else {
 		/* missing=run: the task runs untouched, and can tell */
 		spank_setenv(sp, "BWAP_PLACEMENT", "none", 1);
