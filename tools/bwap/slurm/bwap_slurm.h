@@ -102,6 +102,17 @@ int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *pa
 int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
 			 const char *partition, const char *mem_bind, char *err, size_t errlen);
 
+/*
+ * The --mem-bind value among srun's (or sbatch's, salloc's) own options
+ * in argv, for refusing --bwap beside it before an allocation is made:
+ * --mem-bind=V, --mem-bind V (and --mem_bind).  The scan stops where the
+ * launcher stops taking options (its first word that is not one, or
+ * "--"); an option it does not know to take a separate value is taken as
+ * a flag, so it may stop early (and slurmstepd still refuses) but never
+ * reads the program's own arguments.  V into buf, or NULL.
+ */
+const char *bwap_slurm_cmdline_mem_bind(int argc, char **argv, char *buf, size_t len);
+
 /* ---- task.c ----------------------------------------------------------- */
 
 /* What bwap_slurm_task_apply did, for the job's output and the tests. */

@@ -491,3 +491,59 @@ int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char
 	}
 	return -1;
 }
+
+/*
+ * srun's options that take their value as the next word (getopt's
+ * "--opt VALUE"): the short ones of its option string, and the long ones
+ * a job line commonly has.  Any other word starting with '-' is a flag.
+ */
+static const char short_with_value[] = "ABcCdDeGiJLmMnNopPrStTUwWx";
+static const char *const long_with_value[] = {
+	"account", "partition", "nodes", "ntasks", "cpus-per-task", "ntasks-per-node", "time", "job-name",
+	"nodelist", "exclude", "constraint", "mem", "mem-per-cpu", "mem-per-gpu", "gres", "gpus", "qos",
+	"reservation", "output", "error", "input", "chdir", "cpu-bind", "distribution", "dependency",
+	"cluster", "clusters", "licenses", "begin", "comment", "export", "hint", "jobid", "mpi", "network",
+	"nice", "profile", "propagate", "signal", "switches", "threads-per-core", "cores-per-socket",
+	"sockets-per-node", "time-min", "tmp", "uid", "gid", "wckey", "cpu-freq", "het-group", "gpu-bind",
+	"gpus-per-node", "gpus-per-task", "mincpus", "ntasks-per-core", "ntasks-per-socket",
+	"ntasks-per-gpu", NULL
+};
+
+const char *bwap_slurm_cmdline_mem_bind(int argc, char **argv, char *buf, size_t len)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--") || a[0] != '-' || !a[1])
+			return NULL;	/* the program starts here */
+		if (!strncmp(a, "--mem-bind", 10) || !strncmp(a, "--mem_bind", 10)) {
+			if (a[10] == '=') {
+				snprintf(buf, len, "%s", a + 11);
+				return buf;
+			}
+			if (!a[10] && i + 1 < argc) {
+				snprintf(buf, len, "%s", argv[i + 1]);
+				return buf;
+			}
+			continue;
+		}
+		if (a[1] == '-') {
+			if (strchr(a, '='))
+				continue;
+			for (int k = 0; long_with_value[k]; k++)
+				if (!strcmp(a + 2, long_with_value[k])) {
+					i++;	/* its value */
+					break;
+				}
+			continue;
+		}
+		/* -n4, -n 4, -lv: the first letter that takes a value takes the rest, or the next word */
+		for (const char *p = a + 1; *p; p++)
+			if (strchr(short_with_value, *p)) {
+				if (!p[1])
+					i++;
+				break;
+			}
+	}
+	return NULL;
+}
