@@ -87,6 +87,17 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
  */
 int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len);
 /*
+ * The first bwap.so line Slurm would read from the plugstack file
+ * plugstack, following its "include" lines as Slurm does (globs;
+ * relative to plugstack's directory; under configless Slurm an include
+ * that names nothing is looked for by its base name beside plugstack,
+ * where slurmd keeps the files it fetched).  Its arguments into args
+ * (space-separated), "FILE:LINE" into where; 1 if found, 0 if not, -1
+ * with err if plugstack cannot be read.
+ */
+int bwap_slurm_plugstack_find(const char *plugstack, char *args, size_t argslen, char *where, size_t wherelen,
+			      char *err, size_t errlen);
+/*
  * A job of partition that gave no --bwap (and not --bwap=off) gets the
  * partition's default=: the entry naming the partition itself if there is
  * one, else the "*" entry, wherever each stands; 1 if r was set so.

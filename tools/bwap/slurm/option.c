@@ -7,6 +7,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,4 +548,70 @@ const char *bwap_slurm_cmdline_mem_bind(int argc, char **argv, char *buf, size_t
 			}
 	}
 	return NULL;
+}
+
+/* plugstack_find on one file, depth includes deep. */
+static int find_in(const char *file, int depth, char *args, size_t argslen, char *where, size_t wherelen)
+{
+	char line[4096], dir[4096], tmp[4096];
+	FILE *in = fopen(file, "r");
+	int lineno = 0, r = 0;
+
+	if (!in)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s", file);
+	snprintf(dir, sizeof(dir), "%s", dirname(tmp));
+	while (!r && fgets(line, sizeof(line), in)) {
+		char *tok[64], *save = NULL, *p;
+		int n = 0;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		for (p = strtok_r(line, " \t\r", &save); p && n < 64; p = strtok_r(NULL, " \t\r", &save))
+			tok[n++] = p;
+		if (n >= 2 && !strcmp(tok[0], "include") && depth < 8) {
+			char pat[8200];
+			glob_t g;
+
+			if (tok[1][0] == '/')
+				snprintf(pat, sizeof(pat), "%s", tok[1]);
+			else
+				snprintf(pat, sizeof(pat), "%s/%s", dir, tok[1]);
+			if (glob(pat, 0, NULL, &g)) {
+				/* configless: slurmd keeps the included files beside plugstack.conf */
+				snprintf(tmp, sizeof(tmp), "%s", tok[1]);
+				snprintf(pat, sizeof(pat), "%s/%s", dir, basename(tmp));
+				if (glob(pat, 0, NULL, &g))
+					g.gl_pathc = 0;
+			}
+			for (size_t i = 0; i < g.gl_pathc && !r; i++)
+				r = find_in(g.gl_pathv[i], depth + 1, args, argslen, where, wherelen) > 0;
+			if (g.gl_pathc)
+				globfree(&g);
+			continue;
+		}
+		if (n >= 2 && (!strcmp(tok[0], "required") || !strcmp(tok[0], "optional"))) {
+			size_t l = strlen(tok[1]);
+
+			if (l < 7 || strcmp(tok[1] + l - 7, "bwap.so") || (l > 7 && tok[1][l - 8] != '/'))
+				continue;
+			args[0] = '\0';
+			for (int i = 2; i < n; i++)
+				snprintf(args + strlen(args), argslen - strlen(args), "%s%s", i > 2 ? " " : "", tok[i]);
+			snprintf(where, wherelen, "%s:%d", file, lineno);
+			r = 1;
+		}
+	}
+	fclose(in);
+	return r;
+}
+
+int bwap_slurm_plugstack_find(const char *plugstack, char *args, size_t argslen, char *where, size_t wherelen,
+			      char *err, size_t errlen)
+{
+	int r = find_in(plugstack, 0, args, argslen, where, wherelen);
+
+	if (r < 0)
+		snprintf(err, errlen, "cannot read %s: %s", plugstack, strerror(errno));
+	return r;
 }
