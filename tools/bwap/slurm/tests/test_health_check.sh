@@ -86,6 +86,11 @@ health 1 "no bandwidth matrix at $tmp/matrix (--bwap jobs fail here); save one w
 	--conf "$conf" --drain
 asked 0 "update nodename=cn042 state=drain reason=bwap: no bandwidth matrix at $tmp/matrix (--bwap jobs fail here)" \
 	"missing=fail without a matrix: SLURMD_NODENAME cn042 drained with the reason"
+# Slurm's HealthCheckProgram takes no arguments: the -drain name drains
+ln -s "$CHECK" "$tmp/bin/bwap-health-check-drain"
+: > "$tmp/scontrol.log"
+"$tmp/bin/bwap-health-check-drain" --conf "$conf" > /dev/null 2>&1
+asked 0 "update nodename=cn042 state=drain" "bwap-health-check-drain (HealthCheckProgram, no arguments) drains as --drain does"
 echo 'drained|maintenance' > "$tmp/sinfo.out"
 health 1 "no bandwidth matrix" --conf "$conf" --drain
 asked 1 "state=drain" "a node someone else drained (maintenance) keeps their reason"
