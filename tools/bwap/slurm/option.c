@@ -455,34 +455,46 @@ int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_s
 	return 0;
 }
 
+/*
+ * One plugstack line, its comment cut, into tok (at most max words); the
+ * number of words.  *args: where the arguments of a "required|optional
+ * .../bwap.so ARGS..." line start, else -1.
+ */
+static int plugstack_words(char *line, char **tok, int max, int *args)
+{
+	char *save = NULL, *p;
+	int n = 0;
+
+	line[strcspn(line, "#\r\n")] = '\0';
+	for (p = strtok_r(line, " \t", &save); p && n < max; p = strtok_r(NULL, " \t", &save))
+		tok[n++] = p;
+	*args = -1;
+	if (n >= 2 && (!strcmp(tok[0], "required") || !strcmp(tok[0], "optional"))) {
+		size_t l = strlen(tok[1]);
+
+		if (l >= 7 && !strcmp(tok[1] + l - 7, "bwap.so") && (l == 7 || tok[1][l - 8] == '/'))
+			*args = 2;
+	}
+	return n;
+}
+
 int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len)
 {
 	for (int f = 0; files && files[f]; f++) {
 		FILE *in = fopen(files[f], "r");
-		char line[4096];
-		int lineno = 0;
+		char line[4096], *tok[64];
+		int lineno = 0, n, a;
 
 		while (in && fgets(line, sizeof(line), in)) {
-			char *tok[64], *save = NULL, *p;
-			int n = 0, found = -1;
-
 			lineno++;
-			line[strcspn(line, "#\n")] = '\0';
-			for (p = strtok_r(line, " \t", &save); p && n < 64; p = strtok_r(NULL, " \t", &save))
-				tok[n++] = p;
-			/* required|optional PATH ARGS...: PATH ends in bwap.so and ARGS are argv */
-			for (int i = 0; i < n && found < 0; i++) {
-				size_t l = strlen(tok[i]);
-
-				if (l >= 7 && !strcmp(tok[i] + l - 7, "bwap.so"))
-					found = i + 1;
-			}
-			if (found < 0 || n - found != argc)
+			n = plugstack_words(line, tok, 64, &a);
+			/* the bwap.so line whose arguments are exactly argv */
+			if (a < 0 || n - a != argc)
 				continue;
-			for (int i = 0; i < argc && found >= 0; i++)
-				if (strcmp(tok[found + i], argv[i]))
-					found = -1;
-			if (found >= 0) {
+			for (int i = 0; i < argc && a >= 0; i++)
+				if (strcmp(tok[a + i], argv[i]))
+					a = -1;
+			if (a >= 0) {
 				snprintf(where, len, "%s:%d", files[f], lineno);
 				fclose(in);
 				return 0;
@@ -562,13 +574,11 @@ static int find_in(const char *file, int depth, char *args, size_t argslen, char
 	snprintf(tmp, sizeof(tmp), "%s", file);
 	snprintf(dir, sizeof(dir), "%s", dirname(tmp));
 	while (!r && fgets(line, sizeof(line), in)) {
-		char *tok[64], *save = NULL, *p;
-		int n = 0;
+		char *tok[64];
+		int n, a;
 
 		lineno++;
-		line[strcspn(line, "#\n")] = '\0';
-		for (p = strtok_r(line, " \t\r", &save); p && n < 64; p = strtok_r(NULL, " \t\r", &save))
-			tok[n++] = p;
+		n = plugstack_words(line, tok, 64, &a);
 		if (n >= 2 && !strcmp(tok[0], "include") && depth < 8) {
 			char pat[8200];
 			glob_t g;
@@ -588,16 +598,10 @@ static int find_in(const char *file, int depth, char *args, size_t argslen, char
 				r = find_in(g.gl_pathv[i], depth + 1, args, argslen, where, wherelen) > 0;
 			if (g.gl_pathc)
 				globfree(&g);
-			continue;
-		}
-		if (n >= 2 && (!strcmp(tok[0], "required") || !strcmp(tok[0], "optional"))) {
-			size_t l = strlen(tok[1]);
-
-			if (l < 7 || strcmp(tok[1] + l - 7, "bwap.so") || (l > 7 && tok[1][l - 8] != '/'))
-				continue;
+		} else if (a >= 0) {
 			args[0] = '\0';
-			for (int i = 2; i < n; i++)
-				snprintf(args + strlen(args), argslen - strlen(args), "%s%s", i > 2 ? " " : "", tok[i]);
+			for (int i = a; i < n; i++)
+				snprintf(args + strlen(args), argslen - strlen(args), "%s%s", i > a ? " " : "", tok[i]);
 			snprintf(where, wherelen, "%s:%d", file, lineno);
 			r = 1;
 		}
