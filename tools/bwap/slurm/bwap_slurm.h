@@ -28,6 +28,12 @@ struct bwap_slurm_request {
 	bwap_nodeset nodes;			/* BWAP_SLURM_EXPLICIT: nodes named */
 	unsigned char w[BWAP_MAX_NODES];	/* and their weights, 0..255 */
 	int tune;				/* --bwap-tune (or --bwap=dwp): register with bwapd */
+	/*
+	 * --bwap=off given: the user refuses --bwap, so no default= applies
+	 * (kind is BWAP_SLURM_OFF); it clears a --bwap inherited from
+	 * sbatch/salloc's environment, which srun reads before its command line.
+	 */
+	int off_given;
 	/* Slurm's ids, sent to bwapd with the registration (spank.c fills them); job 0: none */
 	long long job, step;
 	long task;
@@ -40,6 +46,8 @@ struct bwap_slurm_request {
  *   dwp:X                canonical at a fixed DWP X, 0 <= X <= 1
  *   N:W[,N:W]...         weight W (0..255) for node N (0..63), numactl -w style
  *   W:W:W[:W]...         weights of nodes 0, 1, 2, ... in order (three or more)
+ *   off                  no BWAP for this job or step (refuses a partition's default=,
+ *                        clears --bwap and --bwap-tune inherited or given before it)
  * 0, or -1 with what is wrong and what to write instead in err.
  */
 int bwap_slurm_parse_option(const char *text, struct bwap_slurm_request *r, char *err, size_t errlen);
@@ -78,7 +86,22 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
  * Slurm hands a plugin its arguments but not their place.
  */
 int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len);
-/* A job of partition that gave no --bwap gets the partition's default=; 1 if r was set so. */
+/*
+ * The first bwap.so line Slurm would read from the plugstack file
+ * plugstack, following its "include" lines as Slurm does (globs;
+ * relative to plugstack's directory; under configless Slurm an include
+ * that names nothing is looked for by its base name beside plugstack,
+ * where slurmd keeps the files it fetched).  Its arguments into args
+ * (space-separated), "FILE:LINE" into where; 1 if found, 0 if not, -1
+ * with err if plugstack cannot be read.
+ */
+int bwap_slurm_plugstack_find(const char *plugstack, char *args, size_t argslen, char *where, size_t wherelen,
+			      char *err, size_t errlen);
+/*
+ * A job of partition that gave no --bwap (and not --bwap=off) gets the
+ * partition's default=: the entry naming the partition itself if there is
+ * one, else the "*" entry, wherever each stands; 1 if r was set so.
+ */
 int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
 				 struct bwap_slurm_request *r);
 /*
@@ -89,6 +112,17 @@ int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *pa
  */
 int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_slurm_conf *c,
 			 const char *partition, const char *mem_bind, char *err, size_t errlen);
+
+/*
+ * The --mem-bind value among srun's (or sbatch's, salloc's) own options
+ * in argv, for refusing --bwap beside it before an allocation is made:
+ * --mem-bind=V, --mem-bind V (and --mem_bind).  The scan stops where the
+ * launcher stops taking options (its first word that is not one, or
+ * "--"); an option it does not know to take a separate value is taken as
+ * a flag, so it may stop early (and slurmstepd still refuses) but never
+ * reads the program's own arguments.  V into buf, or NULL.
+ */
+const char *bwap_slurm_cmdline_mem_bind(int argc, char **argv, char *buf, size_t len);
 
 /* ---- task.c ----------------------------------------------------------- */
 
@@ -101,6 +135,7 @@ struct bwap_slurm_outcome {
 	char weights[512];		/* "0:5,1:3" */
 	char how[160];			/* what placed the pages: "set_mempolicy2 (own weights)", ... */
 	int registered;			/* bwapd tunes or places this task */
+	int tuned;			/* bwapd searches its DWP (BWAP_TUNED=1): --bwap-tune, allowed */
 	int warning;			/* it runs, but not all was done (bwapd did not take it for tuning) */
 };
 

@@ -7,6 +7,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,8 @@
 
 #include "bwap_slurm.h"
 
-#define OPTION_FORMS "--bwap, --bwap=canonical, --bwap=dwp, --bwap=dwp:0.5, --bwap=0:5,1:3 or --bwap=5:3:1:1"
+#define OPTION_FORMS "--bwap, --bwap=canonical, --bwap=dwp, --bwap=dwp:0.5, --bwap=0:5,1:3, --bwap=5:3:1:1 " \
+	"or --bwap=off"
 
 /* A whole number lo..hi from exactly text[0..len); -1 if it is not one. */
 static long whole_number(const char *text, size_t len, long lo, long hi)
@@ -164,6 +167,16 @@ static int parse_option(const char *text, struct bwap_slurm_request *r, char *er
 	 */
 	if (!text || !*text || !strcmp(text, "canonical") || !strcmp(text, "(null)"))
 		return 0;
+	/*
+	 * off: no BWAP, whatever came before (an inherited --bwap or
+	 * --bwap-tune) and whatever the partition's default= says.
+	 */
+	if (!strcmp(text, "off")) {
+		r->kind = BWAP_SLURM_OFF;
+		r->tune = 0;
+		r->off_given = 1;
+		return 0;
+	}
 	if (!strcmp(text, "dwp")) {
 		r->kind = BWAP_SLURM_TUNED;
 		r->tune = 1;
@@ -316,7 +329,7 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 			char why[400];
 
 			if (!colon || colon == val || colon - val >= (long)sizeof(d->partition) ||
-			    partition_list_bad((*colon = '\0', val)) || strchr(val, ',')) {
+			    ((*colon = '\0', strcmp(val, "*")) && (partition_list_bad(val) || strchr(val, ',')))) {
 				snprintf(err, errlen, "'%s': default= takes PARTITION:VALUE, e.g. default=big:canonical "
 					 "(VALUE as --bwap takes it, or off)", a);
 				return -1;
@@ -328,12 +341,17 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 			d = &c->defaults[c->nr_defaults];
 			memset(d, 0, sizeof(*d));
 			memcpy(d->partition, val, colon - val);	/* checked shorter above */
-			if (!strcmp(colon + 1, "off")) {
-				d->r.kind = BWAP_SLURM_OFF;
-			} else if (bwap_slurm_parse_option(colon + 1, &d->r, why, sizeof(why))) {
+			for (int k = 0; k < c->nr_defaults; k++)
+				if (!strcmp(c->defaults[k].partition, d->partition)) {
+					snprintf(err, errlen, "'%s': partition %s already has a default= (give each "
+						 "partition one; * covers those without their own)", a, d->partition);
+					return -1;
+				}
+			if (bwap_slurm_parse_option(colon + 1, &d->r, why, sizeof(why))) {
 				snprintf(err, errlen, "'%s': %s", a, why);
 				return -1;
 			}
+			d->r.off_given = 0;	/* a site's default, not a user's refusal */
 			c->nr_defaults++;
 		} else {
 			snprintf(err, errlen, "unknown argument '%s' (bwap.so takes missing=fail|run, state_dir=DIR, "
@@ -342,6 +360,13 @@ int bwap_slurm_parse_conf(int argc, char **argv, struct bwap_slurm_conf *c, char
 			return -1;
 		}
 	}
+	/* a default the same line forbids would fail every job of its partition */
+	for (int i = 0; i < c->nr_defaults && c->tune_denied; i++)
+		if (c->defaults[i].r.tune) {
+			snprintf(err, errlen, "'default=%s:dwp' asks bwapd to tune, which tune=deny refuses; give "
+				 "default=%s:canonical, or tune=allow", c->defaults[i].partition, c->defaults[i].partition);
+			return -1;
+		}
 	if (!c->matrix[0] && snprintf(c->matrix, sizeof(c->matrix), "%s/matrix", c->state_dir) >=
 	    (int)sizeof(c->matrix)) {
 		snprintf(err, errlen, "state_dir= is too long");
@@ -364,19 +389,27 @@ static int denied(const struct bwap_slurm_conf *c, const char *partition)
 int bwap_slurm_partition_default(const struct bwap_slurm_conf *c, const char *partition,
 				 struct bwap_slurm_request *r)
 {
-	if (r->kind != BWAP_SLURM_OFF || !partition)
-		return 0;
-	for (int i = 0; i < c->nr_defaults; i++)
-		if (!strcmp(c->defaults[i].partition, partition) || !strcmp(c->defaults[i].partition, "*")) {
-			long long job = r->job, step = r->step;
-			long task = r->task;
+	const struct bwap_slurm_default *d = NULL;
 
-			*r = c->defaults[i].r;
-			r->job = job;
-			r->step = step;
-			r->task = task;
-			return r->kind != BWAP_SLURM_OFF;
-		}
+	if (r->kind != BWAP_SLURM_OFF || r->off_given || !partition)
+		return 0;
+	/* the most specific entry: the partition's own, else "*", whatever their order */
+	for (int i = 0; i < c->nr_defaults; i++)
+		if (!strcmp(c->defaults[i].partition, partition))
+			d = &c->defaults[i];
+	for (int i = 0; i < c->nr_defaults && !d; i++)
+		if (!strcmp(c->defaults[i].partition, "*"))
+			d = &c->defaults[i];
+	if (d) {
+		long long job = r->job, step = r->step;
+		long task = r->task;
+
+		*r = d->r;
+		r->job = job;
+		r->step = step;
+		r->task = task;
+		return r->kind != BWAP_SLURM_OFF;
+	}
 	return 0;
 }
 
@@ -422,34 +455,46 @@ int bwap_slurm_job_check(const struct bwap_slurm_request *r, const struct bwap_s
 	return 0;
 }
 
+/*
+ * One plugstack line, its comment cut, into tok (at most max words); the
+ * number of words.  *args: where the arguments of a "required|optional
+ * .../bwap.so ARGS..." line start, else -1.
+ */
+static int plugstack_words(char *line, char **tok, int max, int *args)
+{
+	char *save = NULL, *p;
+	int n = 0;
+
+	line[strcspn(line, "#\r\n")] = '\0';
+	for (p = strtok_r(line, " \t", &save); p && n < max; p = strtok_r(NULL, " \t", &save))
+		tok[n++] = p;
+	*args = -1;
+	if (n >= 2 && (!strcmp(tok[0], "required") || !strcmp(tok[0], "optional"))) {
+		size_t l = strlen(tok[1]);
+
+		if (l >= 7 && !strcmp(tok[1] + l - 7, "bwap.so") && (l == 7 || tok[1][l - 8] == '/'))
+			*args = 2;
+	}
+	return n;
+}
+
 int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char *where, size_t len)
 {
 	for (int f = 0; files && files[f]; f++) {
 		FILE *in = fopen(files[f], "r");
-		char line[4096];
-		int lineno = 0;
+		char line[4096], *tok[64];
+		int lineno = 0, n, a;
 
 		while (in && fgets(line, sizeof(line), in)) {
-			char *tok[64], *save = NULL, *p;
-			int n = 0, found = -1;
-
 			lineno++;
-			line[strcspn(line, "#\n")] = '\0';
-			for (p = strtok_r(line, " \t", &save); p && n < 64; p = strtok_r(NULL, " \t", &save))
-				tok[n++] = p;
-			/* required|optional PATH ARGS...: PATH ends in bwap.so and ARGS are argv */
-			for (int i = 0; i < n && found < 0; i++) {
-				size_t l = strlen(tok[i]);
-
-				if (l >= 7 && !strcmp(tok[i] + l - 7, "bwap.so"))
-					found = i + 1;
-			}
-			if (found < 0 || n - found != argc)
+			n = plugstack_words(line, tok, 64, &a);
+			/* the bwap.so line whose arguments are exactly argv */
+			if (a < 0 || n - a != argc)
 				continue;
-			for (int i = 0; i < argc && found >= 0; i++)
-				if (strcmp(tok[found + i], argv[i]))
-					found = -1;
-			if (found >= 0) {
+			for (int i = 0; i < argc && a >= 0; i++)
+				if (strcmp(tok[a + i], argv[i]))
+					a = -1;
+			if (a >= 0) {
 				snprintf(where, len, "%s:%d", files[f], lineno);
 				fclose(in);
 				return 0;
@@ -459,4 +504,118 @@ int bwap_slurm_conf_locate(const char *const *files, int argc, char **argv, char
 			fclose(in);
 	}
 	return -1;
+}
+
+/*
+ * srun's options that take their value as the next word (getopt's
+ * "--opt VALUE"): the short ones of its option string, and the long ones
+ * a job line commonly has.  Any other word starting with '-' is a flag.
+ */
+static const char short_with_value[] = "ABcCdDeGiJLmMnNopPrStTUwWx";
+static const char *const long_with_value[] = {
+	"account", "partition", "nodes", "ntasks", "cpus-per-task", "ntasks-per-node", "time", "job-name",
+	"nodelist", "exclude", "constraint", "mem", "mem-per-cpu", "mem-per-gpu", "gres", "gpus", "qos",
+	"reservation", "output", "error", "input", "chdir", "cpu-bind", "distribution", "dependency",
+	"cluster", "clusters", "licenses", "begin", "comment", "export", "hint", "jobid", "mpi", "network",
+	"nice", "profile", "propagate", "signal", "switches", "threads-per-core", "cores-per-socket",
+	"sockets-per-node", "time-min", "tmp", "uid", "gid", "wckey", "cpu-freq", "het-group", "gpu-bind",
+	"gpus-per-node", "gpus-per-task", "mincpus", "ntasks-per-core", "ntasks-per-socket",
+	"ntasks-per-gpu", NULL
+};
+
+const char *bwap_slurm_cmdline_mem_bind(int argc, char **argv, char *buf, size_t len)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--") || a[0] != '-' || !a[1])
+			return NULL;	/* the program starts here */
+		if (!strncmp(a, "--mem-bind", 10) || !strncmp(a, "--mem_bind", 10)) {
+			if (a[10] == '=') {
+				snprintf(buf, len, "%s", a + 11);
+				return buf;
+			}
+			if (!a[10] && i + 1 < argc) {
+				snprintf(buf, len, "%s", argv[i + 1]);
+				return buf;
+			}
+			continue;
+		}
+		if (a[1] == '-') {
+			if (strchr(a, '='))
+				continue;
+			for (int k = 0; long_with_value[k]; k++)
+				if (!strcmp(a + 2, long_with_value[k])) {
+					i++;	/* its value */
+					break;
+				}
+			continue;
+		}
+		/* -n4, -n 4, -lv: the first letter that takes a value takes the rest, or the next word */
+		for (const char *p = a + 1; *p; p++)
+			if (strchr(short_with_value, *p)) {
+				if (!p[1])
+					i++;
+				break;
+			}
+	}
+	return NULL;
+}
+
+/* plugstack_find on one file, depth includes deep. */
+static int find_in(const char *file, int depth, char *args, size_t argslen, char *where, size_t wherelen)
+{
+	char line[4096], dir[4096], tmp[4096];
+	FILE *in = fopen(file, "r");
+	int lineno = 0, r = 0;
+
+	if (!in)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s", file);
+	snprintf(dir, sizeof(dir), "%s", dirname(tmp));
+	while (!r && fgets(line, sizeof(line), in)) {
+		char *tok[64];
+		int n, a;
+
+		lineno++;
+		n = plugstack_words(line, tok, 64, &a);
+		if (n >= 2 && !strcmp(tok[0], "include") && depth < 8) {
+			char pat[8200];
+			glob_t g;
+
+			if (tok[1][0] == '/')
+				snprintf(pat, sizeof(pat), "%s", tok[1]);
+			else
+				snprintf(pat, sizeof(pat), "%s/%s", dir, tok[1]);
+			if (glob(pat, 0, NULL, &g)) {
+				/* configless: slurmd keeps the included files beside plugstack.conf */
+				snprintf(tmp, sizeof(tmp), "%s", tok[1]);
+				snprintf(pat, sizeof(pat), "%s/%s", dir, basename(tmp));
+				if (glob(pat, 0, NULL, &g))
+					g.gl_pathc = 0;
+			}
+			for (size_t i = 0; i < g.gl_pathc && !r; i++)
+				r = find_in(g.gl_pathv[i], depth + 1, args, argslen, where, wherelen) > 0;
+			if (g.gl_pathc)
+				globfree(&g);
+		} else if (a >= 0) {
+			args[0] = '\0';
+			for (int i = a; i < n; i++)
+				snprintf(args + strlen(args), argslen - strlen(args), "%s%s", i > a ? " " : "", tok[i]);
+			snprintf(where, wherelen, "%s:%d", file, lineno);
+			r = 1;
+		}
+	}
+	fclose(in);
+	return r;
+}
+
+int bwap_slurm_plugstack_find(const char *plugstack, char *args, size_t argslen, char *where, size_t wherelen,
+			      char *err, size_t errlen)
+{
+	int r = find_in(plugstack, 0, args, argslen, where, wherelen);
+
+	if (r < 0)
+		snprintf(err, errlen, "cannot read %s: %s", plugstack, strerror(errno));
+	return r;
 }

@@ -14,6 +14,7 @@
  * line is remembered, logged, and fails only the jobs that ask for
  * --bwap, with the file and line named on each task's stderr.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +42,27 @@ static struct bwap_slurm_conf conf;
 static char conf_err[1500];
 static char job_err[1024];	/* slurmstepd: this job may not have --bwap here (task_init says why) */
 
-/* Where Slurm's plugstack files are, to name the bad line (Debian's paths). */
+/*
+ * Where Slurm's plugstack files are, to name the bad line: Debian's
+ * paths, the conffile slurm-bwap links there, and slurmd's copy under
+ * configless Slurm (/run/slurm/conf, SlurmdSpoolDir's conf-cache).
+ */
 static const char *const plugstack_files[] = {
-	"/etc/slurm/plugstack.conf.d/bwap.conf", "/etc/slurm/plugstack.conf", NULL
+	"/etc/slurm/plugstack.conf.d/bwap.conf", "/etc/slurm/bwap/plugstack.conf", "/etc/slurm/plugstack.conf",
+	"/run/slurm/conf/plugstack.conf", "/run/slurm/conf/bwap.conf", NULL
+};
+
+/* srun's own command line, for --mem-bind (the tests point it at a file) */
+static const char *cmdline_path = "/proc/self/cmdline";
+
+/*
+ * What the task's environment says BWAP did: set for a task bwap.so
+ * placed, removed from every other task (a nested srun's, a step without
+ * --bwap), so that none reads what its parent step got.
+ */
+static const char *const outcome_vars[] = {
+	"BWAP_WEIGHTS", "BWAP_WORKERS", "BWAP_ALLOWED_NODES", "BWAP_KERNEL", "BWAP_PLACEMENT", "BWAP_TUNED",
+	"BWAP_MESSAGE", NULL
 };
 
 static int take_bwap(int val, const char *optarg, int remote)
@@ -61,16 +80,18 @@ static int take_bwap(int val, const char *optarg, int remote)
 static int take_tune(int val, const char *optarg, int remote)
 {
 	request.tune = 1;
+	request.off_given = 0;
 	if (request.kind == BWAP_SLURM_OFF)
 		request.kind = BWAP_SLURM_CANONICAL;
 	return 0;
 }
 
 static struct spank_option options[] = {
-	{ "bwap", "canonical|dwp|dwp:X|N:W,...",
+	{ "bwap", "canonical|dwp|dwp:X|N:W,...|off",
 	  "BWAP weighted interleave for each task: canonical weights for the task's own CPUs' "
-	  "nodes (the default), dwp (canonical, then bwapd tunes), dwp:X (fixed DWP 0..1), or "
-	  "explicit weights 0:5,1:3 / 5:3:1:1 (see slurm-bwap(8))", 2, 0, take_bwap },
+	  "nodes (the default), dwp (canonical, then bwapd tunes), dwp:X (fixed DWP 0..1), "
+	  "explicit weights 0:5,1:3 / 5:3:1:1, or off (no BWAP, whatever the partition's default "
+	  "or the batch job's --bwap; see slurm-bwap(8))", 2, 0, take_bwap },
 	{ "bwap-tune", NULL,
 	  "register each task with bwapd for online DWP tuning while it runs (implies --bwap)",
 	  0, 0, take_tune },
@@ -112,6 +133,37 @@ static const char *job_env(spank_t sp, const char *name, char *buf, int len)
 }
 
 /*
+ * srun's (sbatch's, salloc's) --mem-bind, before an allocation exists:
+ * from its command line, else from SLURM_MEM_BIND, which it takes as
+ * --mem-bind (inherited from sbatch --mem-bind; not inside a step, where
+ * srun ignores it).  Slurm exports SLURM_MEM_BIND_TYPE only to the tasks.
+ */
+static const char *launcher_mem_bind(char *buf, size_t len)
+{
+	char *argv[256], text[16384];
+	const char *v;
+	size_t n = 0;
+	int argc = 0, fd = open(cmdline_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t got;
+
+		while (n < sizeof(text) - 1 && (got = read(fd, text + n, sizeof(text) - 1 - n)) > 0)
+			n += got;
+		close(fd);
+	}
+	text[n] = '\0';
+	for (size_t i = 0; i < n && argc < 256; i += strlen(text + i) + 1)
+		argv[argc++] = text + i;
+	v = bwap_slurm_cmdline_mem_bind(argc, argv, buf, len);
+	if (!v && !getenv("SLURM_STEP_ID") && getenv("SLURM_MEM_BIND")) {
+		snprintf(buf, len, "%s", getenv("SLURM_MEM_BIND"));
+		v = buf;
+	}
+	return v;
+}
+
+/*
  * After every option, in srun/sbatch/salloc and again in slurmstepd:
  * everything that would stop the job is decided here, before any task
  * runs.  In slurmstepd an error fails the step.
@@ -126,7 +178,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return 0;
 	if (request_err[0]) {
 		slurm_error("bwap: %s", request_err);
-		return -1;
+		/* in slurmstepd each task says it on its stderr as it fails (task_init) */
+		return spank_remote(sp) ? 0 : -1;
 	}
 	partition = job_env(sp, "SLURM_JOB_PARTITION", part, sizeof(part));
 	if (spank_remote(sp) && bwap_slurm_partition_default(&conf, partition, &request))
@@ -142,7 +195,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		slurm_error("bwap: %s", conf_err);
 		return -1;
 	}
-	mem_bind = job_env(sp, "SLURM_MEM_BIND_TYPE", bind, sizeof(bind));
+	mem_bind = spank_remote(sp) ? job_env(sp, "SLURM_MEM_BIND_TYPE", bind, sizeof(bind)) :
+				      launcher_mem_bind(bind, sizeof(bind));
 	if (bwap_slurm_job_check(&request, &conf, partition, mem_bind, err, sizeof(err))) {
 		slurm_error("bwap: %s", err);
 		/*
@@ -163,14 +217,16 @@ static void export_outcome(spank_t sp, const struct bwap_slurm_outcome *o, int r
 {
 	char buf[160];
 
+	for (int i = 0; outcome_vars[i]; i++)
+		spank_unsetenv(sp, outcome_vars[i]);
 	if (r == 0) {
 		spank_setenv(sp, "BWAP_WEIGHTS", o->weights, 1);
 		spank_setenv(sp, "BWAP_WORKERS", bwap_nodeset_format(o->workers, buf, sizeof(buf)), 1);
 		spank_setenv(sp, "BWAP_ALLOWED_NODES", bwap_nodeset_format(o->allowed, buf, sizeof(buf)), 1);
 		spank_setenv(sp, "BWAP_KERNEL", bwap_kernel_mode_name(o->kernel), 1);
 		spank_setenv(sp, "BWAP_PLACEMENT", o->how, 1);
-		/* bwapd searches the DWP of every task it has, placed (portable) or not */
-		spank_setenv(sp, "BWAP_TUNED", o->registered ? "1" : "0", 1);
+		/* bwapd searches the DWP only of tasks that asked (--bwap-tune), where the site allows it */
+		spank_setenv(sp, "BWAP_TUNED", o->tuned ? "1" : "0", 1);
 	} else {
 		/* missing=run: the task runs untouched, and can tell */
 		spank_setenv(sp, "BWAP_PLACEMENT", "none", 1);
@@ -186,9 +242,15 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	char msg[2048];
 	int ret;
 
-	if (!spank_remote(sp) || r.kind == BWAP_SLURM_OFF)
+	if (!spank_remote(sp))
 		return 0;
-	/* a bad value failed the step in init_post_opt already; a bad plugstack line or policy fails here */
+	/* a task untouched: nothing of an outer step's placement in its environment */
+	if (r.kind == BWAP_SLURM_OFF && !request_err[0]) {
+		for (int i = 0; outcome_vars[i]; i++)
+			spank_unsetenv(sp, outcome_vars[i]);
+		return 0;
+	}
+	/* a bad value, a bad plugstack line or the site's policy: said on the task's stderr, the task fails */
 	if (request_err[0] || conf_err[0] || job_err[0]) {
 		char host[64] = "?";
 

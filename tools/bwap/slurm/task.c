@@ -22,14 +22,77 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
 #include "bwap_slurm.h"
+
+/*
+ * A request to bwapd with SIGPIPE blocked in the calling thread, and one
+ * it raised taken back: slurmstepd (task exit) and the task (task_init)
+ * must not die because bwapd closed the socket first (libbwap writes with
+ * write(), not send(MSG_NOSIGNAL)).  A SIGPIPE from a write is sent to
+ * the thread that wrote, so blocking it here touches no other thread.
+ */
+struct sigpipe_guard {
+	sigset_t old;
+	int was_pending;
+};
+
+static void sigpipe_hold(struct sigpipe_guard *g)
+{
+	sigset_t pipe, pending;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigpending(&pending);
+	g->was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+}
+
+static void sigpipe_release(const struct sigpipe_guard *g)
+{
+	sigset_t pipe, pending;
+	struct timespec zero = { 0 };
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigpending(&pending);
+	/* ours (raised while held): taken back, so it never reaches the thread */
+	if (!g->was_pending && sigismember(&pending, SIGPIPE))
+		while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+static char *ctl_request(const char *state_dir, const char *req, int ms, char *err, size_t errlen)
+{
+	struct sigpipe_guard g;
+	char *reply;
+
+	sigpipe_hold(&g);
+	reply = bwap_ctl_request_timeout(state_dir, req, ms, err, errlen);
+	sigpipe_release(&g);
+	return reply;
+}
+
+static int ctl_send(const char *state_dir, const char *req, int ms, char *err, size_t errlen)
+{
+	struct sigpipe_guard g;
+	int r;
+
+	sigpipe_hold(&g);
+	r = bwap_ctl_send(state_dir, req, ms, err, errlen);
+	sigpipe_release(&g);
+	return r;
+}
 
 /* Nodes whose CPUs the calling task may run on, as bwapd reads a target's. */
 static bwap_nodeset workers_from_affinity(const struct bwap_topology *t)
@@ -158,7 +221,7 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 	struct bwap_topology *t = malloc(sizeof(*t));
 	struct bwap_matrix *m = malloc(sizeof(*m));
 	char host[64] = "?", err[1024], what[1400], ws[512], wk[128], al[128], pn[128], note[1700] = "";
-	int portable = 0, ret = -1, mode;
+	int portable = 0, ret = -1, mode, note_warns = 1;
 	bwap_nodeset allowed;
 
 	memset(o, 0, sizeof(*o));
@@ -253,12 +316,41 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 	if (r->tune || portable) {
 		char req[320], ids[96] = "", *reply;
 		const char *pre = "";
+		int fixed = !r->tune;	/* placed at these weights, not tuned (plain --bwap, or tune=deny) */
 
 		if (r->job > 0)
 			snprintf(ids, sizeof(ids), " job %lld step %lld task %ld", r->job, r->step, r->task);
-		/* children 1: what the task starts (a wrapper's program, mpirun's ranks) is placed too */
-		snprintf(req, sizeof(req), "attach %d how slurm workers %s children 1%s", (int)getpid(), wk, ids);
-		reply = bwap_ctl_request_timeout(c->state_dir, req, BWAP_SLURM_ATTACH_MS, err, sizeof(err));
+		/*
+		 * children 1: what the task starts (a wrapper's program, mpirun's
+		 * ranks) is placed too.  tune 0: bwapd places the pages at the
+		 * starting weights and never searches the DWP (bwapd(8)); a task
+		 * is tuned only when the user asked and the site allows it.
+		 */
+		snprintf(req, sizeof(req), "attach %d how slurm workers %s children 1%s%s", (int)getpid(), wk, ids,
+			 fixed ? " tune 0" : "");
+		reply = ctl_request(c->state_dir, req, BWAP_SLURM_ATTACH_MS, err, sizeof(err));
+		if (fixed && reply && strstr(reply, "unknown attach argument 'tune'")) {
+			/*
+			 * A bwapd older than tune 0: it would tune the task.  Where
+			 * the site forbids that, the task is placed by nobody (as if
+			 * bwapd were missing); else it is tuned, and told so.
+			 */
+			free(reply);
+			reply = NULL;
+			if (c->tune_denied) {
+				snprintf(what, sizeof(what), "portable placement without tuning (plugstack.conf: "
+					 "tune=deny) needs a bwapd that takes 'tune 0', and this node's does not "
+					 "(upgrade bwap-tools)");
+				ret = lacking(c, msg, msglen, host, what);
+				goto out;
+			}
+			snprintf(req, sizeof(req), "attach %d how slurm workers %s children 1%s", (int)getpid(), wk, ids);
+			reply = ctl_request(c->state_dir, req, BWAP_SLURM_ATTACH_MS, err, sizeof(err));
+			fixed = 0;
+			/* as before tune 0 existed: said in the log, not on every task's stderr */
+			snprintf(note, sizeof(note), "; bwapd tunes it (this node's bwapd cannot place without tuning)");
+			note_warns = 0;
+		}
 		if (reply && strncmp(reply, "ok\n", 3)) {
 			reply[strcspn(reply, "\n")] = '\0';
 			snprintf(err, sizeof(err), "%s", reply);
@@ -273,11 +365,13 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 			ret = lacking(c, msg, msglen, host, what);
 			goto out;
 		}
-		if (!reply)
+		if (!reply) {
 			snprintf(note, sizeof(note), "; --bwap-tune: bwapd %s (%s): the task keeps these weights, "
 				 "not tuned", pre, err);
-		else
+		} else {
 			o->registered = 1;
+			o->tuned = !fixed;
+		}
 		free(reply);
 	}
 	if (o->kernel != BWAP_KERNEL_SERIES && bwap_set_own_interleave(o->w.nodes, !portable)) {
@@ -289,8 +383,8 @@ int bwap_slurm_task_apply(const struct bwap_slurm_request *r, const struct bwap_
 	snprintf(msg, msglen, "bwap: %s: pid %d, workers %s, allowed nodes %s, weights %s (%s), kernel: %s: %s%s%s",
 		 host, (int)getpid(), wk, al, ws, r->kind == BWAP_SLURM_EXPLICIT ? "explicit" :
 		 r->kind == BWAP_SLURM_DWP ? "canonical at fixed DWP" : "canonical", bwap_kernel_mode_name(o->kernel),
-		 o->how, o->registered && !portable ? "; bwapd tunes it" : "", note);
-	o->warning = note[0] != '\0';
+		 o->how, o->tuned && r->tune ? "; bwapd tunes it" : "", note);
+	o->warning = note[0] != '\0' && note_warns;
 	ret = 0;
 out:
 	free(t);
@@ -316,7 +410,7 @@ int bwap_slurm_task_forget(const struct bwap_slurm_conf *c, pid_t pid)
 	if (detach_gave_up)
 		return -1;
 	snprintf(req, sizeof(req), "detach %d", (int)pid);
-	if (bwap_ctl_send(c->state_dir, req, BWAP_SLURM_DETACH_MS, err, sizeof(err))) {
+	if (ctl_send(c->state_dir, req, BWAP_SLURM_DETACH_MS, err, sizeof(err))) {
 		detach_gave_up = 1;
 		return -1;
 	}

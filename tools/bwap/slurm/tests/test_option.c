@@ -137,6 +137,58 @@ int main(void)
 		CHECK(bwap_slurm_job_check(&j, &c, NULL, NULL, err, sizeof(err)) == -1 &&
 		      strstr(err, "--bwap-tune cannot be combined with these weights (explicit 0:1)"), "%s", err);
 	}
+	/* --bwap=off: refuses a partition's default, and clears an inherited --bwap (item 9). */
+	{
+		struct bwap_slurm_request j;
+
+		av[0] = "default=big:canonical";
+		CHECK(!bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)), "default=big:canonical: %s", err);
+		memset(&j, 0, sizeof(j));
+		err[0] = '\0';
+		CHECK(!bwap_slurm_parse_option("off", &j, err, sizeof(err)) && j.kind == BWAP_SLURM_OFF,
+		      "--bwap=off is taken (%s)", err);
+		CHECK(!bwap_slurm_partition_default(&c, "big", &j) && j.kind == BWAP_SLURM_OFF,
+		      "--bwap=off in partition big (default=big:canonical): the job stays without BWAP (kind %d)", j.kind);
+		memset(&j, 0, sizeof(j));
+		bwap_slurm_parse_option(NULL, &j, err, sizeof(err));	/* sbatch --bwap, through the environment */
+		j.tune = 1;						/* and --bwap-tune */
+		CHECK(!bwap_slurm_parse_option("off", &j, err, sizeof(err)) && j.kind == BWAP_SLURM_OFF && !j.tune &&
+		      !bwap_slurm_partition_default(&c, "big", &j) && !bwap_slurm_job_check(&j, &c, "big", "local",
+											 err, sizeof(err)),
+		      "an inherited --bwap --bwap-tune, then srun --bwap=off: no BWAP, no tuning, and --mem-bind=local "
+		      "is fine");
+		CHECK(!bwap_slurm_parse_option("canonical", &j, err, sizeof(err)) && j.kind == BWAP_SLURM_CANONICAL,
+		      "--bwap=off then --bwap=canonical: the last one counts");
+	}
+	/* default=: the partition's own entry over "*", in either order (item 10). */
+	{
+		static char *orders[2][2] = { { "default=*:canonical", "default=gpu:off" },
+					      { "default=gpu:off", "default=*:canonical" } };
+		struct bwap_slurm_request j;
+
+		for (int o = 0; o < 2; o++) {
+			err[0] = '\0';
+			rc = bwap_slurm_parse_conf(2, orders[o], &c, err, sizeof(err));
+			CHECK(!rc, "%s %s: taken (%s)", orders[o][0], orders[o][1], err);
+			memset(&j, 0, sizeof(j));
+			CHECK(!bwap_slurm_partition_default(&c, "gpu", &j) && j.kind == BWAP_SLURM_OFF,
+			      "%s %s: a gpu job gets no BWAP (kind %d)", orders[o][0], orders[o][1], j.kind);
+			memset(&j, 0, sizeof(j));
+			CHECK(bwap_slurm_partition_default(&c, "cpu", &j) == 1 && j.kind == BWAP_SLURM_CANONICAL,
+			      "%s %s: a cpu job gets --bwap from *", orders[o][0], orders[o][1]);
+		}
+		av[0] = "default=gpu:off";
+		av[1] = "default=gpu:canonical";
+		CHECK(bwap_slurm_parse_conf(2, av, &c, err, sizeof(err)) && strstr(err, "already has a default="),
+		      "two default= for one partition: %s", err);
+		av[0] = "default=big:dwp";
+		av[1] = "tune=deny";
+		CHECK(bwap_slurm_parse_conf(2, av, &c, err, sizeof(err)) && strstr(err, "tune=deny refuses"),
+		      "default=big:dwp with tune=deny: %s", err);
+		av[0] = "default=a*:canonical";
+		CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "PARTITION:VALUE"),
+		      "default=a*:canonical (no patterns but *): %s", err);
+	}
 	av[0] = "default=big:5:300";
 	CHECK(bwap_slurm_parse_conf(1, av, &c, err, sizeof(err)) && strstr(err, "'default=big:5:300': weight '300'"),
 	      "default=big:5:300: %s", err);

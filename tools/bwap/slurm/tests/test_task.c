@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <pthread.h>
 
 #include "tap.h"
 #include "fake_bwapd.h"
@@ -42,6 +43,7 @@ static char dir[64];
 struct result {
 	int ret;
 	int mode_after;		/* get_mempolicy's mode after it */
+	int registered, tuned;	/* the outcome's */
 	char msg[2048];
 };
 
@@ -78,6 +80,8 @@ static void apply_in_child(const struct bwap_slurm_request *r, const struct bwap
 			snprintf(res->msg, sizeof(res->msg), "set_mempolicy(%d): %s", mode, strerror(errno));
 		else
 			res->ret = bwap_slurm_task_apply(r, c, &o, res->msg, sizeof(res->msg));
+		res->registered = o.registered;
+		res->tuned = o.tuned;
 		syscall(SYS_get_mempolicy, &m, NULL, 0UL, NULL, 0UL);
 		res->mode_after = m;
 		if (write(p[1], res, sizeof(*res)) != sizeof(*res))
@@ -110,6 +114,176 @@ static double timed_forget(const struct bwap_slurm_conf *c, int times)
 	}
 	waitpid(pid, &status, 0);
 	return WIFSIGNALED(status) ? -1 : test_mono() - t0;
+}
+
+/*
+ * A bwapd that answers: each connection's request line is kept in
+ * fake_reqs (one per line), and answered "ok" -- or, with fake_old, as a
+ * bwapd from before "tune 0" answers an attach that has it.
+ */
+static int fake_lfd = -1, fake_old;
+static char fake_reqs[4096];
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *fake_serve(void *arg)
+{
+	int fd;
+
+	while ((fd = accept(fake_lfd, NULL, NULL)) >= 0) {
+		char line[512] = "";
+		size_t n = 0;
+		ssize_t got;
+		const char *reply = "ok\nattached\n";
+
+		while (n < sizeof(line) - 1 && (got = read(fd, line + n, sizeof(line) - 1 - n)) > 0) {
+			n += got;
+			if (memchr(line, '\n', n))
+				break;
+		}
+		line[n] = '\0';
+		pthread_mutex_lock(&fake_lock);
+		if (strlen(fake_reqs) + n + 1 < sizeof(fake_reqs))
+			strcat(fake_reqs, line);
+		pthread_mutex_unlock(&fake_lock);
+		if (fake_old && strstr(line, " tune "))
+			reply = "error: unknown attach argument 'tune'\n";
+		if (write(fd, reply, strlen(reply)) < 0)
+			perror("fake bwapd");
+		close(fd);
+	}
+	return NULL;
+}
+
+/* The requests the fake bwapd got since the last call, and forget them. */
+static void fake_take(char *buf, size_t len)
+{
+	pthread_mutex_lock(&fake_lock);
+	snprintf(buf, len, "%s", fake_reqs);
+	fake_reqs[0] = '\0';
+	pthread_mutex_unlock(&fake_lock);
+}
+
+/* reqs on one line, for the TAP line: "a\nb\n" as "a|b|" */
+static const char *flat(const char *reqs)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s", reqs);
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = '|';
+	return buf;
+}
+
+/*
+ * Portable mode (a stock kernel whose global table differs): who tunes.
+ * A task tuned only when it asked (--bwap-tune) and the site allows it;
+ * with tune=deny nothing is tuned, BWAP_TUNED stays 0, and a bwapd that
+ * cannot place without tuning places nothing.
+ */
+static void check_tuning(void)
+{
+	struct bwap_slurm_request r;
+	struct bwap_slurm_conf c;
+	struct result res;
+	char reqs[4096], *av[1] = { "tune=deny" }, err[256];
+	pthread_t th;
+
+	fake_lfd = fake_bwapd_listen(dir, 64);
+	if (fake_lfd < 0 || pthread_create(&th, NULL, fake_serve, NULL)) {
+		SKIP("no fake bwapd");
+		return;
+	}
+	setenv("BWAP_FORCE_PORTABLE", "1", 1);
+	setenv("BWAP_SYSFS_WEIGHTS", "/nonexistent", 1);
+
+	memset(&r, 0, sizeof(r));
+	r.kind = BWAP_SLURM_CANONICAL;
+	bwap_slurm_parse_conf(1, av, &c, err, sizeof(err));
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s", dir);
+	snprintf(c.matrix, sizeof(c.matrix), "%s/matrix", dir);
+	apply_in_child(&r, &c, 0, &res);
+	fake_take(reqs, sizeof(reqs));
+	CHECK(res.ret == 0 && res.registered && !res.tuned && strstr(reqs, "attach ") && strstr(reqs, " tune 0\n"),
+	      "tune=deny, --bwap on a stock kernel (portable): bwapd places the task with 'tune 0', BWAP_TUNED=0 "
+	      "(ret %d, registered %d, tuned %d; requests: %s): %s", res.ret, res.registered, res.tuned, flat(reqs), res.msg);
+
+	fake_old = 1;
+	apply_in_child(&r, &c, 0, &res);
+	fake_take(reqs, sizeof(reqs));
+	CHECK(res.ret == -1 && !res.tuned && strstr(res.msg, "tune=deny") && strstr(res.msg, "tune 0") &&
+	      !strstr(reqs, "\nattach"),
+	      "tune=deny, a bwapd without 'tune 0': the task is not handed over to be tuned; missing=fail fails it "
+	      "with the reason (ret %d, requests: %s): %s", res.ret, flat(reqs), res.msg);
+
+	c.tune_denied = 0;
+	apply_in_child(&r, &c, 0, &res);
+	fake_take(reqs, sizeof(reqs));
+	CHECK(res.ret == 0 && res.registered && res.tuned && strstr(reqs, " tune 0\nattach ") &&
+	      !strstr(strchr(reqs, '\n') + 1, " tune "),
+	      "tune=allow, a bwapd without 'tune 0': asked again without it, tuned and BWAP_TUNED=1 says so "
+	      "(ret %d, tuned %d; requests: %s)", res.ret, res.tuned, flat(reqs));
+
+	fake_old = 0;
+	r.tune = 1;
+	apply_in_child(&r, &c, 0, &res);
+	fake_take(reqs, sizeof(reqs));
+	CHECK(res.ret == 0 && res.tuned && strstr(reqs, "attach ") && !strstr(reqs, " tune "),
+	      "tune=allow, --bwap-tune: attached to be tuned, BWAP_TUNED=1 (tuned %d; requests: %s)", res.tuned, flat(reqs));
+
+	unsetenv("BWAP_FORCE_PORTABLE");
+	unsetenv("BWAP_SYSFS_WEIGHTS");
+	shutdown(fake_lfd, SHUT_RDWR);
+	close(fake_lfd);
+	pthread_join(th, NULL);
+}
+
+/* A bwapd that closes each connection at once, unread: a client writing then gets EPIPE. */
+static void *fake_hangup(void *arg)
+{
+	int fd;
+
+	while ((fd = accept(fake_lfd, NULL, NULL)) >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * Task exit in slurmstepd (SIGPIPE not ignored there) against a bwapd
+ * that hangs up before it reads: the detach fails, slurmstepd lives.
+ * Whether the hang-up comes before the write is a race, so many tries,
+ * each in a fresh child (after one failure a step stops trying).
+ */
+static void check_sigpipe(void)
+{
+	struct bwap_slurm_conf c;
+	int killed = 0, tries = 300;
+	pthread_t th;
+
+	conf_for(&c, BWAP_MISSING_FAIL);
+	fake_lfd = fake_bwapd_listen(dir, 64);
+	if (fake_lfd < 0 || pthread_create(&th, NULL, fake_hangup, NULL)) {
+		SKIP("no fake bwapd");
+		return;
+	}
+	for (int i = 0; i < tries; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (!pid) {
+			signal(SIGPIPE, SIG_DFL);
+			alarm(10);
+			bwap_slurm_task_forget(&c, getpid());
+			_exit(0);
+		}
+		waitpid(pid, &status, 0);
+		killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE;
+	}
+	shutdown(fake_lfd, SHUT_RDWR);
+	close(fake_lfd);
+	pthread_join(th, NULL);
+	CHECK(!killed, "task exit against a bwapd that hangs up unread: slurmstepd never dies of SIGPIPE "
+	      "(%d of %d tries killed)", killed, tries);
 }
 
 int main(void)
@@ -203,6 +377,9 @@ int main(void)
 		SKIP("the tuning fallback is checked on a stock kernel with weighted interleave (this is %s)",
 		     bwap_kernel_mode_name(bwap_kernel_mode()));
 	}
+
+	check_tuning();
+	check_sigpipe();
 
 	conf_for(&c, BWAP_MISSING_FAIL);
 	lfd = fake_bwapd_listen(dir, 16);
