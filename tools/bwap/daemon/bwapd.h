@@ -286,6 +286,7 @@ struct target {
 	/* the request said job/step/task ids the target's cgroup could not confirm */
 	int ids_unverified;
 	pid_t refused_kid;		/* the last descendant not followed, so that the log says it once */
+	int no_tune;			/* attach ... tune 0: placed at its start weights at each measurement, no search */
 	/* a fd the client passed for the progress counter, the phase file (bwapd never opens their paths) */
 	int phase_fd;
 	enum bwapd_backend backend;	/* what placed its pages at the last push */
@@ -322,6 +323,12 @@ struct bwapd_state {
 	 */
 	int damon_usable;
 	char damon_why[512];
+	/* counters since start, for the stats request (and a site's monitoring) */
+	struct {
+		long attaches, refused_limit, refused_owner, refused_noproc, refused_other, late;
+		long detaches, pushes, pages_moved;
+		double push_seconds, push_seconds_max;
+	} stats;
 	struct bwap_damon damon;
 	struct target *damon_target;
 };
@@ -361,6 +368,8 @@ void drop_target(struct target *t, const char *why);
 void sample_target(struct target *t, double tnow);
 /* The status report as uid sees it: other users' targets only counted, unless uid is root. */
 void status_print(FILE *f, int json, uid_t uid);
+/* The counters (attaches, refusals, pushes, pages moved), per job for uid's jobs (all for root). */
+void stats_print(FILE *f, int json, uid_t uid);
 /* The targets changed: targets_save() writes them at the loop's next turn. */
 void targets_changed(void);
 void targets_save(void);

@@ -195,6 +195,10 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 		status_print(f, !strcmp(req, "status json"), uid);
 	} else if (!strncmp(req, "attach ", 7) && may_attach(uid, pid, req, why, sizeof(why))) {
 		logmsg("attach %ld refused: %s", pid, why);
+		if (strstr(why, "does not exist"))
+			bwapd.stats.refused_noproc++;
+		else
+			bwapd.stats.refused_owner++;
 		fprintf(f, "error: %s\n", why);
 	} else if (!strncmp(req, "attach ", 7)) {
 		char err[512];
@@ -202,8 +206,15 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 
 		if (target_attach((pid_t)pid, pidfd, args, pf, 1, err, sizeof(err))) {
 			logmsg("attach %ld (uid %u) refused: %s", pid, (unsigned int)uid, err);
+			if (strstr(err, "max_targets"))
+				bwapd.stats.refused_limit++;
+			else if (strstr(err, "no such process"))
+				bwapd.stats.refused_noproc++;
+			else
+				bwapd.stats.refused_other++;
 			fprintf(f, "error: %s\n", err);
 		} else {
+			bwapd.stats.attaches++;
 			struct target *t = find_target((pid_t)pid);
 			char ws[256];
 
@@ -226,6 +237,7 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 			fprintf(f, "error: pid %ld is not a target\n", pid);
 		} else {
 			logmsg("detach %ld (uid %u): detached", pid, (unsigned int)uid);
+			bwapd.stats.detaches++;
 			drop_target(t, "detached on request (its weights stay as last pushed)");
 			fprintf(f, "ok\ndetached pid %ld\n", pid);
 		}
@@ -258,14 +270,17 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 			t->waiters[t->nr_waiters++] = fd;
 			keep = 1;
 		}
+	} else if (!strcmp(req, "stats") || !strcmp(req, "stats json")) {
+		fprintf(f, "ok\n");
+		stats_print(f, !strcmp(req, "stats json"), uid);
 	} else if (!strcmp(req, "ping")) {
 		fprintf(f, "ok\npong\n");
 	} else {
 		/* the request's words are the client's own: not echoed */
 		fprintf(f, "error: unknown request (requests: status, status json, attach PID|fd [workers SET] "
 			   "[signal KIND] [progress fd] [protect PID] [phases fd phase-weights fd] [job N step N "
-			   "task N] [children 0|1] [how attach|run|slurm], detach PID|fd, wait PID|fd [pushes N], "
-			   "ping)\n");
+			   "task N] [children 0|1] [tune 0|1] [how attach|run|slurm], detach PID|fd, wait PID|fd "
+			   "[pushes N], stats, stats json, ping)\n");
 	}
 	fclose(f);
 	return keep;
@@ -288,6 +303,7 @@ struct client {
 	size_t n;
 	struct passed_fds pf;
 	int too_many_fds;
+	int attach;		/* the request was an attach (its reply, if the client is gone, counts as late) */
 	char *out;		/* the reply; NULL while reading */
 	size_t out_len, out_off;
 };
@@ -421,8 +437,12 @@ static int client_write(struct client *c)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return 0;
-		if (n <= 0)
-			return 1;	/* the client is gone: nothing more to do */
+		if (n <= 0) {
+			/* the client is gone: an attach it gave up on counts as late (the plugin's bound) */
+			if (c->attach)
+				bwapd.stats.late++;
+			return 1;
+		}
 		c->out_off += n;
 	}
 	return 1;
@@ -496,6 +516,7 @@ static int client_serve(int i)
 		body = strdup(msg);
 		len = body ? strlen(body) : 0;
 	} else {
+		c->attach = !strncmp(c->req, "attach ", 7);
 		keep = handle_request(c->fd, &cred, c->req, &c->pf, &body, &len);
 	}
 	/* what the request did not keep (its target dups what it keeps) */

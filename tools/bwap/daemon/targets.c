@@ -793,7 +793,18 @@ void push_done(struct push_job *j)
 		return;
 	}
 	t->busy = 0;
-	r = j->kind == PUSH_JOB_PLACE ? placed(t, j) : reweighted(t, j);
+	bwapd.stats.push_seconds += j->seconds;
+	if (j->seconds > bwapd.stats.push_seconds_max)
+		bwapd.stats.push_seconds_max = j->seconds;
+	{
+		long moved = t->moved;
+
+		r = j->kind == PUSH_JOB_PLACE ? placed(t, j) : reweighted(t, j);
+		if (!j->rc) {
+			bwapd.stats.pushes++;
+			bwapd.stats.pages_moved += t->moved - moved;
+		}
+	}
 	bwap_signal_invalidate(&t->sig);
 	if (t->protect_pid)
 		bwap_signal_invalidate(&t->psig);
@@ -1156,6 +1167,12 @@ int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf,
 				goto fail;
 			}
 			snprintf(t->how, sizeof(t->how), "%.15s", val);
+		} else if (!strcmp(key, "tune")) {
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				snprintf(err, errlen, "tune '%.32s': expected 0 or 1", val);
+				goto fail;
+			}
+			t->no_tune = val[0] == '0';
 		} else if (!strcmp(key, "children")) {
 			if (strcmp(val, "0") && strcmp(val, "1")) {
 				snprintf(err, errlen, "children '%.32s': expected 0 or 1", val);
@@ -1257,9 +1274,10 @@ int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf,
 	if (t->log)
 		fprintf(t->log, "# bwapd search log: pid %d (%s), workers %s\n# metric: %s\n", pid, t->comm,
 			bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label);
-	logmsg("pid %d (%s): attached (%s), workers %s, signal: %s%s%s", pid, t->comm, t->how,
+	logmsg("pid %d (%s): attached (%s), workers %s, signal: %s%s%s%s", pid, t->comm, t->how,
 	       bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->sig.label,
-	       protect ? ", stage 1 protects pid " : "", protect ? (snprintf(val, sizeof(val), "%d", protect), val) : "");
+	       protect ? ", stage 1 protects pid " : "", protect ? (snprintf(val, sizeof(val), "%d", protect), val) : "",
+	       t->no_tune ? ", not tuned (tune 0)" : "");
 	/*
 	 * A Slurm task registers in task_init, before its exec, which
 	 * discards every page it has now: reading and moving them (a push
@@ -1323,6 +1341,15 @@ void sample_target(struct target *t, double tnow)
 			return;
 		}
 		phase_tick(t);
+		return;
+	}
+	if (t->no_tune) {
+		/* placed at its start weights once a measurement's time, never searched (tune 0) */
+		t->next = tnow + bwapd.conf.tuner.interval * bwapd.conf.tuner.samples;
+		if (!t->busy && !t->damon_push && kill(t->pid, 0) && errno == ESRCH)
+			drop_target(t, "exited");
+		else if (!t->busy && !t->damon_push && push(t, t->cs.t.cur, "place", PUSH_AFTER_NONE) == -1)
+			drop_target(t, "exited");
 		return;
 	}
 	if (t->damon_push || t->busy) {
@@ -1440,6 +1467,7 @@ static struct json_object *target_json(struct target *t, const unsigned char *wb
 	json_object_object_add(o, "how", json_object_new_string(t->how));
 	json_object_object_add(o, "uid", json_object_new_int64(t->uid));
 	json_object_object_add(o, "children", json_object_new_boolean(t->follow));
+	json_object_object_add(o, "tuned", json_object_new_boolean(!t->no_tune));
 	if (t->parent)
 		json_object_object_add(o, "parent", json_object_new_int(t->parent));
 	if (t->job >= 0) {
@@ -1598,6 +1626,78 @@ void status_print(FILE *f, int json, uid_t uid)
 	}
 }
 
+/*
+ * The counters since bwapd started, then one line per Slurm job of the
+ * live targets uid may see (all for root): what a site graphs or alerts
+ * on (refused or late attaches, push times), read without any scan.
+ */
+void stats_print(FILE *f, int json, uid_t uid)
+{
+	struct { long long job; uid_t uid; long targets, pushes, moved; } jobs[256];
+	int nj = 0;
+	struct target *t;
+
+	for_each_target(t, i) {
+		int k;
+
+		if (t->job < 0 || (uid != 0 && t->uid != uid))
+			continue;
+		for (k = 0; k < nj && jobs[k].job != t->job; k++)
+			;
+		if (k == nj) {
+			if (nj == 256)
+				continue;
+			memset(&jobs[nj], 0, sizeof(jobs[0]));
+			jobs[nj].job = t->job;
+			jobs[nj++].uid = t->uid;
+		}
+		jobs[k].targets++;
+		jobs[k].pushes += t->pushes;
+		jobs[k].moved += t->moved;
+	}
+	if (json) {
+		struct json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+#define NUM64(k, v) json_object_object_add(o, k, json_object_new_int64(v))
+		NUM64("attaches", bwapd.stats.attaches);
+		NUM64("refused_limit", bwapd.stats.refused_limit);
+		NUM64("refused_owner", bwapd.stats.refused_owner);
+		NUM64("refused_noproc", bwapd.stats.refused_noproc);
+		NUM64("refused_other", bwapd.stats.refused_other);
+		NUM64("late", bwapd.stats.late);
+		NUM64("detaches", bwapd.stats.detaches);
+		NUM64("pushes", bwapd.stats.pushes);
+		NUM64("pages_moved", bwapd.stats.pages_moved);
+#undef NUM64
+		json_object_object_add(o, "push_s_total", json_object_new_double(bwapd.stats.push_seconds));
+		json_object_object_add(o, "push_s_max", json_object_new_double(bwapd.stats.push_seconds_max));
+		for (int k = 0; k < nj; k++) {
+			struct json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "job", json_object_new_int64(jobs[k].job));
+			json_object_object_add(j, "uid", json_object_new_int64(jobs[k].uid));
+			json_object_object_add(j, "targets", json_object_new_int64(jobs[k].targets));
+			json_object_object_add(j, "pushes", json_object_new_int64(jobs[k].pushes));
+			json_object_object_add(j, "pages_moved", json_object_new_int64(jobs[k].moved));
+			json_object_array_add(list, j);
+		}
+		json_object_object_add(o, "jobs", list);
+		fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED));
+		json_object_put(o);
+		return;
+	}
+	fprintf(f, "attaches ok %ld refused %ld late %ld\n", bwapd.stats.attaches,
+		bwapd.stats.refused_limit + bwapd.stats.refused_owner + bwapd.stats.refused_noproc +
+		bwapd.stats.refused_other, bwapd.stats.late);
+	fprintf(f, "refused limit %ld owner %ld noproc %ld other %ld\n", bwapd.stats.refused_limit,
+		bwapd.stats.refused_owner, bwapd.stats.refused_noproc, bwapd.stats.refused_other);
+	fprintf(f, "detaches %ld pushes %ld push_s_total %.3f push_s_max %.3f pages_moved %ld\n", bwapd.stats.detaches,
+		bwapd.stats.pushes, bwapd.stats.push_seconds, bwapd.stats.push_seconds_max, bwapd.stats.pages_moved);
+	for (int k = 0; k < nj; k++)
+		fprintf(f, "job %lld uid %u targets %ld pushes %ld pages_moved %ld\n", jobs[k].job,
+			(unsigned int)jobs[k].uid, jobs[k].targets, jobs[k].pushes, jobs[k].moved);
+}
+
 /* ---- cgroup ----------------------------------------------------------- */
 
 void scan_cgroup(void)
@@ -1692,8 +1792,8 @@ static void follow_one(struct target *parent, pid_t kid)
 		parent->refused_kid = kid;
 		return;
 	}
-	snprintf(args, sizeof(args), " how child parent %d workers %s children 1", parent->pid,
-		 bwap_nodeset_format(parent->workers, ws, sizeof(ws)));
+	snprintf(args, sizeof(args), " how child parent %d workers %s children 1%s", parent->pid,
+		 bwap_nodeset_format(parent->workers, ws, sizeof(ws)), parent->no_tune ? " tune 0" : "");
 	if (parent->job >= 0)
 		snprintf(args + strlen(args), sizeof(args) - strlen(args), " job %lld step %lld task %ld",
 			 parent->job, parent->step < 0 ? 0 : parent->step, parent->task < 0 ? 0 : parent->task);
@@ -1793,8 +1893,9 @@ void targets_save(void)
 	fchmod(fileno(a.f), 0600);
 	fprintf(a.f, "# bwapd's targets, taken back after a restart: PID START UID ARGS\n");
 	for_each_target(t, i) {
-		fprintf(a.f, "%d %llu %u how %s workers %s children %d", (int)t->pid, t->start, (unsigned int)t->uid,
-			t->how, bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->follow);
+		fprintf(a.f, "%d %llu %u how %s workers %s children %d tune %d", (int)t->pid, t->start,
+			(unsigned int)t->uid, t->how, bwap_nodeset_format(t->workers, ws, sizeof(ws)), t->follow,
+			!t->no_tune);
 		if (t->job >= 0)
 			fprintf(a.f, " job %lld", t->job);
 		if (t->step >= 0)

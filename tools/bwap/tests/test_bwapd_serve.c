@@ -667,6 +667,31 @@ static void restart_keeps_targets(void)
 	end_tasks(n);
 }
 
+/* attach ... tune 0 places without tuning; stats counts attaches, refusals and jobs without a scan. */
+static void tune0_and_stats(void)
+{
+	char err[512], *r;
+	int n;
+
+	CHECK(!start_bwapd(NULL), "bwapd starts for tune 0 and stats (log: %s)", logpath);
+	if (!daemon_pid)
+		return;
+	n = spawn_tasks(2);
+	CHECK(!attach(tasks[0], "tune 0 job 31 step 0 task 0", err, sizeof(err)), "attach with tune 0: %s", err);
+	CHECK(attach(tasks[1], "tune 2", err, sizeof(err)) && strstr(err, "error: tune '2': expected 0 or 1"),
+	      "tune 2 is refused: %s", err);
+	r = request("status json", err, sizeof(err));
+	CHECK(r && strstr(r, "\"tuned\": false"), "status json says the target is not tuned");
+	free(r);
+	CHECK(log_has(", not tuned (tune 0)"), "the log says it is not tuned");
+	r = request("stats", err, sizeof(err));
+	CHECK(r && strstr(r, "attaches ok 1 refused 1 ") && strstr(r, "refused limit 0 owner 0 noproc 0 other 1") &&
+	      strstr(r, "\njob 31 uid "), "stats: 1 attach, 1 refused (other), job 31's line (%s)", err);
+	free(r);
+	end_tasks(n);
+	stop_bwapd();
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/bwapd-serve.XXXXXX");
@@ -687,6 +712,7 @@ int main(void)
 	cpuset_nodes();
 	large_push_does_not_block();
 	restart_keeps_targets();
+	tune0_and_stats();
 	if (!tap_failed) {
 		char cmd[128];
 
