@@ -23,6 +23,9 @@
  *                     "fresh P0,P1,..." (pages per node), unmaps them
  *   phase NAME        a phase change: appends "NAME\n" to the file named by
  *                     BWAP_PHASE (the phase protocol, bwapd(8) PHASES)
+ *   more N            maps N more base pages under the task's policy and
+ *                     faults them (once): pages a job faults later on
+ *   checkmore W0,...  "check" for those N pages alone
  *   quit              exits 0
  * With BWAP_PROGRESS set, it also adds one per pass to that progress file.
  * The buffer starts --offset pages (default 0) after a 2 MiB boundary,
@@ -59,8 +62,8 @@
 
 #define HUGE_SIZE (2UL << 20)	/* x86_64 PMD: the size of a THP */
 
-static char *buf, *bound;
-static long npages, psz, nbound;
+static char *buf, *bound, *more;
+static long npages, psz, nbound, nmore;
 
 static void print_nodes(const long *v, int nr)
 {
@@ -218,6 +221,46 @@ static void command(char *line)
 		printf("bound");
 		for (int i = 0; i < (nr > 4 ? nr : 4); i++)
 			printf("%s%ld", i ? "," : " ", per[i]);
+		printf("\n");
+		return;
+	}
+	if (!strncmp(line, "more ", 5) && !more) {
+		long n = atol(line + 5);
+
+		more = n > 0 ? mmap(NULL, n * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) :
+			       MAP_FAILED;
+		if (more == MAP_FAILED || madvise(more, n * psz, MADV_NOHUGEPAGE)) {
+			more = NULL;
+			printf("more FAIL %s\n", strerror(errno));
+			return;
+		}
+		for (long i = 0; i < n; i++)
+			more[i * psz] = 1;
+		nmore = n;
+		printf("more %ld\n", n);
+		return;
+	}
+	if (!strncmp(line, "checkmore ", 10) && more) {
+		struct bwap_page_census m;
+		long tm[BWAP_MAX_NODES];
+		int okm = 1, nm = 0;
+
+		if (bwap_count_pages(more, nmore * psz, &m, err, sizeof(err))) {
+			printf("checkmore FAIL %s\n", err);
+			return;
+		}
+		for (p = line + 10; *p && nm < BWAP_MAX_NODES; nm++) {
+			w[nm] = strtol(p, &p, 10);
+			if (*p == ',')
+				p++;
+		}
+		bwap_largest_remainder(nmore, w, m.pages, nm, tm);
+		for (int i = 0; i < nm; i++)
+			okm &= m.pages[i] == tm[i];
+		printf("checkmore %s pages", okm ? "PASS" : "FAIL");
+		print_nodes(m.pages, nm);
+		printf(" expected");
+		print_nodes(tm, nm);
 		printf("\n");
 		return;
 	}
