@@ -350,6 +350,35 @@ void send_reply(int fd, const char *buf, size_t len);
 /* ---- targets.c ---------------------------------------------------------- */
 
 char *weights_str(const struct bwap_weights *w, char *buf, size_t len);
+/* ---- request.c: a request's text, parsed and checked, nothing done ------ */
+
+/* An attach's arguments; the fd slots are indexes into the descriptors passed, -1: none. */
+struct attach_args {
+	bwap_nodeset workers;		/* 0: from the target's CPU affinity */
+	int kind_given;
+	enum bwap_signal_kind kind;
+	int progress, phases, phase_weights;
+	pid_t protect, parent;
+	char how[16];
+	int follow, tune;
+	long long job, step, task;	/* Slurm's ids; -1: none */
+};
+enum bwapd_verb { REQ_STATUS, REQ_STATUS_JSON, REQ_STATS, REQ_STATS_JSON, REQ_PING, REQ_ATTACH, REQ_DETACH,
+		  REQ_WAIT };
+struct bwapd_request {
+	enum bwapd_verb verb;
+	int target_fd;			/* the target is "fd": the first descriptor passed, a pidfd */
+	long pid;			/* else its number; -1 for verbs without one */
+	long pushes;			/* wait ... pushes N */
+	struct attach_args a;
+	int nr_fds;			/* descriptors the request's words take */
+};
+void attach_args_init(struct attach_args *a);
+int attach_args_parse(const char *args, int from_client, struct attach_args *a, int *next_fd, char *err,
+		      size_t errlen);
+/* One request line; from_client: from the socket (not bwapd's own).  0, or -1 with err. */
+int bwapd_request_parse(const char *line, int from_client, struct bwapd_request *r, char *err, size_t errlen);
+
 /* The descriptors a client passed with its request (SCM_RIGHTS), taken in order by "fd" values. */
 #define BWAPD_MAX_PASSED_FDS 4
 struct passed_fds {
@@ -357,11 +386,10 @@ struct passed_fds {
 	int nr, next;
 };
 /*
- * Register pid (pidfd: the client's pidfd for it, or -1); args as in
- * bwapd(8); from_client: a request (only attach, run and slurm for how).
- * 0, or -1 with err.
+ * Register pid (pidfd: the client's pidfd for it, or -1) with arguments
+ * a, whose fd slots index pf (NULL: none passed).  0, or -1 with err.
  */
-int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf, int from_client, char *err,
+int target_attach(pid_t pid, int pidfd, const struct attach_args *a, struct passed_fds *pf, char *err,
 		  size_t errlen);
 struct target *find_target(pid_t pid);
 void drop_target(struct target *t, const char *why);

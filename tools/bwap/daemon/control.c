@@ -85,9 +85,11 @@ static int same_pid_ns(pid_t peer)
 	char a[64];
 	struct stat mine, theirs;
 
+	/* a kernel without PID namespaces (CONFIG_PID_NS=n) has one, and no ns files */
+	if (stat("/proc/self/ns/pid", &mine))
+		return errno == ENOENT;
 	snprintf(a, sizeof(a), "/proc/%d/ns/pid", (int)peer);
-	return !stat("/proc/self/ns/pid", &mine) && !stat(a, &theirs) && mine.st_ino == theirs.st_ino &&
-	       mine.st_dev == theirs.st_dev;
+	return !stat(a, &theirs) && mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev;
 }
 
 /*
@@ -95,40 +97,35 @@ static int same_pid_ns(pid_t peer)
  * passed, a pidfd: bwapctl passes one) or a number.  A number from a
  * client in another PID namespace means another process there, so it is
  * refused; and a user registering as a task itself ("how run", "how
- * slurm") names the asking process, which SO_PEERCRED tells.  The pid, with
- * *pidfd the passed pidfd or -1; -1 with why.
+ * slurm") names the asking process, which SO_PEERCRED tells.  The pid,
+ * with *pidfd the passed pidfd or -1; -1 with why.
  */
-static long named_pid(const struct ucred *cred, const char *word, const char *req, struct passed_fds *pf,
-		      int *pidfd, char *why, size_t len)
+static long named_pid(const struct ucred *cred, const struct bwapd_request *r, struct passed_fds *pf, int *pidfd,
+		      char *why, size_t len)
 {
-	char *end;
 	long pid;
 
 	*pidfd = -1;
-	if (!strcmp(word, "fd")) {
-		if (pf->next >= pf->nr) {
+	if (r->target_fd) {
+		if (pf->nr < 1) {
 			snprintf(why, len, "'fd' names a process by a pidfd passed with the request, and none came");
 			return -1;
 		}
-		*pidfd = pf->fd[pf->next++];
+		*pidfd = pf->fd[0];
 		pid = pidfd_pid(*pidfd);
 		if (pid < 0)
 			snprintf(why, len, "the descriptor passed is not a pidfd of a live process in bwapd's PID "
 				 "namespace");
 		return pid;
 	}
-	errno = 0;
-	pid = strtol(word, &end, 10);
-	if (errno || end == word || *end || pid <= 0 || pid > 4194304) {
-		snprintf(why, len, "'%.16s' is not a pid", word);
-		return -1;
-	}
+	pid = r->pid;
 	if (!same_pid_ns(cred->pid)) {
 		snprintf(why, len, "the client is in another PID namespace, where pid %ld means another process: "
 			 "pass a pidfd ('fd'), as bwapctl does", pid);
 		return -1;
 	}
-	if (cred->uid != 0 && (strstr(req, " how run") || strstr(req, " how slurm")) && pid != cred->pid) {
+	if (r->verb == REQ_ATTACH && cred->uid != 0 && (!strcmp(r->a.how, "run") || !strcmp(r->a.how, "slurm")) &&
+	    pid != cred->pid) {
 		snprintf(why, len, "a task registers itself: pid %ld is not the asking process (%d)", pid,
 			 (int)cred->pid);
 		return -1;
@@ -137,14 +134,11 @@ static long named_pid(const struct ucred *cred, const char *word, const char *re
 }
 
 /* Every pid an attach request names: the target and its protect PID. */
-static int may_attach(uid_t uid, long pid, const char *req, char *why, size_t len)
+static int may_attach(uid_t uid, long pid, const struct attach_args *a, char *why, size_t len)
 {
-	const char *p = strstr(req, " protect ");
-	long protect;
-
 	if (may_act_on(uid, pid, why, len))
 		return -1;
-	if (p && sscanf(p, " protect %ld", &protect) == 1 && may_act_on(uid, protect, why, len))
+	if (a->protect && may_act_on(uid, a->protect, why, len))
 		return -1;
 	return 0;
 }
@@ -170,7 +164,8 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 			  char **body, size_t *len)
 {
 	uid_t uid = cred->uid;
-	char why[256], word[32] = "";
+	struct bwapd_request r;
+	char why[256];
 	FILE *f;
 	int keep = 0, pidfd = -1;
 	long pid = -1;
@@ -180,31 +175,43 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 	f = open_memstream(body, len);
 	if (!f)
 		return 0;
-	if ((!strncmp(req, "attach ", 7) || !strncmp(req, "detach ", 7) || !strncmp(req, "wait ", 5)) &&
-	    (sscanf(req, "%*s %31s", word) != 1 || (pid = named_pid(cred, word, req, pf, &pidfd, why,
-								    sizeof(why))) < 0)) {
-		if (!word[0])
-			snprintf(why, sizeof(why), "give a pid (or fd, with a pidfd passed)");
-		/* every detach is logged, this one too (Slurm's task_exit) */
+	if (bwapd_request_parse(req, 1, &r, why, sizeof(why)) ||
+	    ((r.verb == REQ_ATTACH || r.verb == REQ_DETACH || r.verb == REQ_WAIT) &&
+	     (pid = named_pid(cred, &r, pf, &pidfd, why, sizeof(why))) < 0)) {
+		/* every detach is logged, this one too (Slurm's task_exit); the client's words are not echoed */
 		if (!strncmp(req, "detach ", 7))
-			logmsg("detach %.16s (uid %u): refused: %s", word, (unsigned int)uid, why);
-		fprintf(f, "error: %s\n", why);
-	} else if (!strcmp(req, "status") || !strcmp(req, "status json")) {
+			logmsg("detach %.16s (uid %u): refused: %s", req + 7, (unsigned int)uid, why);
+		if (!strncmp(req, "attach ", 7))
+			bwapd.stats.refused_other++;
+		if (!strncmp(why, "unknown request", 15))
+			fprintf(f, "error: unknown request (requests: status, status json, attach PID|fd [workers SET] "
+				   "[signal KIND] [progress fd] [protect PID] [phases fd phase-weights fd] [job N step N "
+				   "task N] [children 0|1] [tune 0|1] [how attach|run|slurm], detach PID|fd, wait PID|fd "
+				   "[pushes N], stats, stats json, ping)\n");
+		else
+			fprintf(f, "error: %s\n", why);
+	} else if (r.nr_fds != pf->nr) {
+		fprintf(f, "error: the request's words take %d descriptor(s) and %d came with it\n", r.nr_fds, pf->nr);
+	} else if (r.verb == REQ_STATUS || r.verb == REQ_STATUS_JSON) {
 		/* from what bwapd already knows: no scan, no walk of any target's memory */
 		fprintf(f, "ok\n");
-		status_print(f, !strcmp(req, "status json"), uid);
-	} else if (!strncmp(req, "attach ", 7) && may_attach(uid, pid, req, why, sizeof(why))) {
+		status_print(f, r.verb == REQ_STATUS_JSON, uid);
+	} else if (r.verb == REQ_STATS || r.verb == REQ_STATS_JSON) {
+		fprintf(f, "ok\n");
+		stats_print(f, r.verb == REQ_STATS_JSON, uid);
+	} else if (r.verb == REQ_PING) {
+		fprintf(f, "ok\npong\n");
+	} else if (r.verb == REQ_ATTACH && may_attach(uid, pid, &r.a, why, sizeof(why))) {
 		logmsg("attach %ld refused: %s", pid, why);
 		if (strstr(why, "does not exist"))
 			bwapd.stats.refused_noproc++;
 		else
 			bwapd.stats.refused_owner++;
 		fprintf(f, "error: %s\n", why);
-	} else if (!strncmp(req, "attach ", 7)) {
+	} else if (r.verb == REQ_ATTACH) {
 		char err[512];
-		const char *args = strchr(req + 7, ' ');
 
-		if (target_attach((pid_t)pid, pidfd, args, pf, 1, err, sizeof(err))) {
+		if (target_attach((pid_t)pid, pidfd, &r.a, pf, err, sizeof(err))) {
 			logmsg("attach %ld (uid %u) refused: %s", pid, (unsigned int)uid, err);
 			if (strstr(err, "max_targets"))
 				bwapd.stats.refused_limit++;
@@ -227,7 +234,7 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 				fprintf(f, "note: the job and step ids are unverified: the process's cgroup names no "
 					   "Slurm job\n");
 		}
-	} else if (!strncmp(req, "detach ", 7)) {
+	} else if (r.verb == REQ_DETACH) {
 		struct target *t = own_target(uid, pid);
 
 		/* every detach is logged: Slurm's task_exit is seen even when the exit came first */
@@ -241,14 +248,13 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 			drop_target(t, "detached on request (its weights stay as last pushed)");
 			fprintf(f, "ok\ndetached pid %ld\n", pid);
 		}
-	} else if (!strncmp(req, "wait ", 5)) {
+	} else if (r.verb == REQ_WAIT) {
 		struct target *t = own_target(uid, pid);
-		long want = 0;
+		long want = r.pushes;
 
 		/* a followed target's new child (a wrapper's program) may ask before the next scan */
 		if (!t && find_target((pid_t)pid) == NULL && follow_pid((pid_t)pid))
 			t = own_target(uid, pid);
-		sscanf(req, "wait %*s pushes %ld", &want);
 		if (!t)
 			fprintf(f, "error: pid %ld is not a target\n", pid);
 		/* a push the worker or DAMON is still placing is not done yet: push_done()/damon_tick() answer */
@@ -270,17 +276,6 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 			t->waiters[t->nr_waiters++] = fd;
 			keep = 1;
 		}
-	} else if (!strcmp(req, "stats") || !strcmp(req, "stats json")) {
-		fprintf(f, "ok\n");
-		stats_print(f, !strcmp(req, "stats json"), uid);
-	} else if (!strcmp(req, "ping")) {
-		fprintf(f, "ok\npong\n");
-	} else {
-		/* the request's words are the client's own: not echoed */
-		fprintf(f, "error: unknown request (requests: status, status json, attach PID|fd [workers SET] "
-			   "[signal KIND] [progress fd] [protect PID] [phases fd phase-weights fd] [job N step N "
-			   "task N] [children 0|1] [tune 0|1] [how attach|run|slurm], detach PID|fd, wait PID|fd "
-			   "[pushes N], stats, stats json, ping)\n");
 	}
 	fclose(f);
 	return keep;

@@ -16,27 +16,6 @@
 
 #include "bwapd.h"
 
-const char *bwap_signal_kind_name(enum bwap_signal_kind k)
-{
-	switch (k) {
-	case BWAP_SIGNAL_AUTO: return "auto";
-	case BWAP_SIGNAL_PERF: return "perf";
-	case BWAP_SIGNAL_MODEL: return "model";
-	case BWAP_SIGNAL_PROGRESS: return "progress";
-	}
-	return "?";
-}
-
-int bwap_signal_kind_parse(const char *s, enum bwap_signal_kind *k)
-{
-	for (int i = BWAP_SIGNAL_AUTO; i <= BWAP_SIGNAL_PROGRESS; i++)
-		if (!strcmp(s, bwap_signal_kind_name(i))) {
-			*k = i;
-			return 0;
-		}
-	return -1;
-}
-
 static int perf_open(pid_t tid, uint32_t type, uint64_t config, uint64_t config1)
 {
 	struct perf_event_attr a;

@@ -196,22 +196,6 @@ static struct target *free_slot(char *err, size_t errlen)
 	return more[bwapd.nr_slots++];
 }
 
-/* A Slurm id from an attach request: 0 .. 2^32-1 (steps use the top values: batch, extern). */
-static int slurm_id(const char *key, const char *val, long long *out, char *err, size_t errlen)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(val, &end, 10);
-	if (val[0] < '0' || val[0] > '9' || *end || errno || v > 4294967295ULL) {
-		snprintf(err, errlen, "%s '%s' is not a Slurm id (a whole number from 0 to 4294967295)", key, val);
-		return -1;
-	}
-	*out = (long long)v;
-	return 0;
-}
-
 /* "4242.3", "4242.batch": a step as Slurm prints it. */
 static char *job_step_str(const struct target *t, char *buf, size_t len)
 {
@@ -1051,23 +1035,17 @@ static int check_slurm_ids(struct target *t, pid_t pid, char *err, size_t errlen
  * and passes it (SCM_RIGHTS).  The fd stays the caller's; -1 with err.
  */
 #define FUSE_SUPER_MAGIC 0x65735546
-static int passed_file(struct passed_fds *pf, const char *key, const char *val, off_t max, char *err,
-		       size_t errlen)
+static int passed_file(struct passed_fds *pf, const char *key, int idx, off_t max, char *err, size_t errlen)
 {
 	struct statfs sfs;
 	struct stat st;
 	int fd;
 
-	if (strcmp(val, "fd")) {
-		snprintf(err, errlen, "%s takes no path: bwapd opens no file a client names; pass the open file "
-			 "over the socket ('%s fd' with SCM_RIGHTS), as bwapctl does for --%s FILE", key, key, key);
-		return -1;
-	}
-	if (!pf || pf->next >= pf->nr) {
+	if (!pf || idx < 0 || idx >= pf->nr) {
 		snprintf(err, errlen, "%s fd: no file descriptor came with the request for it", key);
 		return -1;
 	}
-	fd = pf->fd[pf->next++];
+	fd = pf->fd[idx];
 	if (fstat(fd, &st) || fstatfs(fd, &sfs)) {
 		snprintf(err, errlen, "%s fd: %s", key, strerror(errno));
 		return -1;
@@ -1089,18 +1067,17 @@ static int passed_file(struct passed_fds *pf, const char *key, const char *val, 
 	return fd;
 }
 
-/* attach PID [workers SET] [signal KIND] [progress fd] [protect PID] [how WORD]
- *            [phases fd phase-weights fd] [job N step N task N] [children 0|1] */
-int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf, int from_client, char *err,
+/* attach PID with a (parsed by request.c); the files it names come from pf */
+int target_attach(pid_t pid, int pidfd, const struct attach_args *a, struct passed_fds *pf, char *err,
 		  size_t errlen)
 {
 	struct target *t = NULL;
-	enum bwap_signal_kind kind = bwapd.conf.signal;
-	char ws[256], key[32], val[256], path[512];
-	bwap_nodeset workers = 0;
+	enum bwap_signal_kind kind = a->kind_given ? a->kind : bwapd.conf.signal;
+	char ws[256], val[32], path[512];
+	bwap_nodeset workers = a->workers;
 	double cap[BWAP_MAX_NODES];
-	pid_t protect = 0;
-	int pos = 0, n, kind_given = 0, mine, progress_fd = -1;
+	pid_t protect = a->protect;
+	int mine, progress_fd = -1;
 	struct stat st;
 
 	if (find_target(pid)) {
@@ -1128,78 +1105,29 @@ int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf,
 	t->pidfd = -1;
 	t->sig.progress_fd = -1;
 	t->uid = st.st_uid;
-	t->job = t->step = t->task = -1;
-	snprintf(t->how, sizeof(t->how), "attach");
-	while (args && sscanf(args + pos, " %31s %255s%n", key, val, &n) == 2) {
-		pos += n;
-		if (!strcmp(key, "workers")) {
-			if (bwap_nodeset_parse(val, &workers, err, errlen))
-				goto fail;
-		} else if (!strcmp(key, "signal")) {
-			if (bwap_signal_kind_parse(val, &kind)) {
-				snprintf(err, errlen, "signal '%.32s': expected auto, perf, model or progress", val);
-				goto fail;
-			}
-			kind_given = 1;
-		} else if (!strcmp(key, "progress")) {
-			progress_fd = passed_file(pf, key, val, 1 << 20, err, errlen);
-			if (progress_fd < 0)
-				goto fail;
-			/* a target that reports progress is tuned on it, unless told otherwise */
-			if (!kind_given)
-				kind = BWAP_SIGNAL_PROGRESS;
-		} else if (!strcmp(key, "protect")) {
-			protect = atoi(val);
-		} else if (!strcmp(key, "phases")) {
-			int fd = passed_file(pf, key, val, 1 << 20, err, errlen);
-
-			if (fd < 0 || (t->phase_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
-				goto fail;
-		} else if (!strcmp(key, "phase-weights")) {
-			int fd = passed_file(pf, key, val, 64 << 10, err, errlen);
-
-			if (fd < 0 || load_phase_weights(t, fd, err, errlen))
-				goto fail;
-		} else if (!strcmp(key, "how")) {
-			/* a client says how it registers; "child" and "cgroup" are bwapd's own */
-			if (from_client && strcmp(val, "attach") && strcmp(val, "run") && strcmp(val, "slurm")) {
-				snprintf(err, errlen, "how '%.32s': expected attach, run or slurm", val);
-				goto fail;
-			}
-			snprintf(t->how, sizeof(t->how), "%.15s", val);
-		} else if (!strcmp(key, "tune")) {
-			if (strcmp(val, "0") && strcmp(val, "1")) {
-				snprintf(err, errlen, "tune '%.32s': expected 0 or 1", val);
-				goto fail;
-			}
-			t->no_tune = val[0] == '0';
-		} else if (!strcmp(key, "children")) {
-			if (strcmp(val, "0") && strcmp(val, "1")) {
-				snprintf(err, errlen, "children '%.32s': expected 0 or 1", val);
-				goto fail;
-			}
-			t->follow = val[0] == '1';
-		} else if (!strcmp(key, "parent") && !from_client) {
-			t->parent = atoi(val);
-		} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "task")) {
-			long long id;
-
-			if (slurm_id(key, val, &id, err, errlen))
-				goto fail;
-			if (key[0] == 'j')
-				t->job = id;
-			else if (key[0] == 's')
-				t->step = id;
-			else
-				t->task = (long)id;
-		} else {
-			snprintf(err, errlen, "unknown attach argument '%.32s'", key);
+	t->job = a->job;
+	t->step = a->step;
+	t->task = a->task;
+	t->follow = a->follow;
+	t->no_tune = !a->tune;
+	t->parent = a->parent;
+	snprintf(t->how, sizeof(t->how), "%s", a->how);
+	if (a->progress >= 0) {
+		progress_fd = passed_file(pf, "progress", a->progress, 1 << 20, err, errlen);
+		if (progress_fd < 0)
 			goto fail;
-		}
+		/* a target that reports progress is tuned on it, unless told otherwise */
+		if (!a->kind_given)
+			kind = BWAP_SIGNAL_PROGRESS;
 	}
-	if ((t->phase_fd < 0) != !t->nr_phases) {
-		snprintf(err, errlen, "give phases and phase-weights together");
-		goto fail;
+	if (a->phases >= 0) {
+		int fd = passed_file(pf, "phases", a->phases, 1 << 20, err, errlen);
+
+		if (fd < 0 || (t->phase_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			goto fail;
+		fd = passed_file(pf, "phase-weights", a->phase_weights, 64 << 10, err, errlen);
+		if (fd < 0 || load_phase_weights(t, fd, err, errlen))
+			goto fail;
 	}
 	if (t->job >= 0 && check_slurm_ids(t, pid, err, errlen))
 		goto fail;
@@ -1291,7 +1219,8 @@ int target_attach(pid_t pid, int pidfd, const char *args, struct passed_fds *pf,
 	t->pushed_dwp = t->cs.t.cur;
 	t->next = now() + bwapd.conf.tuner.interval;
 	targets_changed();
-	if (!strcmp(t->how, "slurm"))
+	/* bwapctl run registers before its exec too: what it has now, exec discards */
+	if (!strcmp(t->how, "slurm") || !strcmp(t->how, "run"))
 		return 0;
 	/* the start push goes to the worker: the client's answer does not wait for it */
 	if (push(t, t->cs.t.cur, "start", PUSH_AFTER_NONE) == -1) {
@@ -1698,6 +1627,22 @@ void stats_print(FILE *f, int json, uid_t uid)
 			(unsigned int)jobs[k].uid, jobs[k].targets, jobs[k].pushes, jobs[k].moved);
 }
 
+/* An attach of bwapd's own (cgroup, a descendant, a restart) with the arguments in args; 0 or -1 with err. */
+static int attach_own(pid_t pid, const char *args, char *err, size_t errlen)
+{
+	struct attach_args a;
+	int next_fd = 0;
+
+	attach_args_init(&a);
+	if (attach_args_parse(args, 0, &a, &next_fd, err, errlen))
+		return -1;
+	if (next_fd) {
+		snprintf(err, errlen, "files cannot come back: their descriptors are gone");
+		return -1;
+	}
+	return target_attach(pid, -1, &a, NULL, err, errlen);
+}
+
 /* ---- cgroup ----------------------------------------------------------- */
 
 void scan_cgroup(void)
@@ -1721,7 +1666,7 @@ void scan_cgroup(void)
 			p++;
 		if (pid <= 0 || pid == getpid() || find_target(pid))
 			continue;
-		if (target_attach(pid, -1, "how cgroup", NULL, 0, err, sizeof(err)))
+		if (attach_own(pid, "how cgroup", err, sizeof(err)))
 			logmsg("cgroup %s: pid %d not attached: %s", bwapd.conf.cgroup, pid, err);
 	}
 	free(text);
@@ -1797,7 +1742,7 @@ static void follow_one(struct target *parent, pid_t kid)
 	if (parent->job >= 0)
 		snprintf(args + strlen(args), sizeof(args) - strlen(args), " job %lld step %lld task %ld",
 			 parent->job, parent->step < 0 ? 0 : parent->step, parent->task < 0 ? 0 : parent->task);
-	if (target_attach(kid, -1, args, NULL, 0, err, sizeof(err)))
+	if (attach_own(kid, args, err, sizeof(err)))
 		logmsg("pid %d: descendant %d not followed: %s", parent->pid, (int)kid, err);
 }
 
@@ -1940,7 +1885,7 @@ void targets_adopt(void)
 			gone++;
 			continue;
 		}
-		if (target_attach(pid, -1, line + n, NULL, 0, err, sizeof(err))) {
+		if (attach_own(pid, line + n, err, sizeof(err))) {
 			logmsg("pid %d: not taken back after the restart: %s", pid, err);
 			continue;
 		}
