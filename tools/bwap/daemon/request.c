@@ -118,8 +118,10 @@ int attach_args_parse(const char *args, int from_client, struct attach_args *a, 
 			}
 			*(key[0] == 'c' ? &a->follow : &a->tune) = val[0] == '1';
 		} else if (!strcmp(key, "parent") && !from_client) {
-			if (whole(val, 1, 4194304, &v))
+			if (whole(val, 1, 4194304, &v)) {
+				snprintf(err, errlen, "parent '%.32s': expected a pid", val);
 				return -1;
+			}
 			a->parent = (pid_t)v;
 		} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "task")) {
 			/* Slurm's ids: 0 .. 2^32-1 (steps use the top values: batch, extern) */
