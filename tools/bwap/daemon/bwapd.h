@@ -32,6 +32,13 @@
 enum bwap_signal_kind { BWAP_SIGNAL_AUTO, BWAP_SIGNAL_PERF, BWAP_SIGNAL_MODEL, BWAP_SIGNAL_PROGRESS };
 
 #define BWAP_SIGNAL_MAX_THREADS 256
+/*
+ * The perf signal's descriptors over all targets: two per counted thread,
+ * at most 256 threads a target, and at most this many in all, well below
+ * the unit's LimitNOFILE (65536), so that clients always find one.
+ */
+#define BWAP_PERF_FDS_MAX 32768
+extern int bwap_perf_fds;
 
 /*
  * The progress file: at least 8 bytes; the first 8 are a native-endian
@@ -65,6 +72,7 @@ struct bwap_signal {
 		int seen;		/* still in /proc/PID/task at the last scan */
 	} thr[BWAP_SIGNAL_MAX_THREADS];
 	const struct bwap_stall_event *ev;
+	int fd_budget_said;		/* the log said once that BWAP_PERF_FDS_MAX stopped counting threads */
 	/* model */
 	struct bwap_signal_opts o;
 	long cached_pages[BWAP_MAX_NODES];

@@ -16,6 +16,9 @@
 
 #include "bwapd.h"
 
+/* The descriptors all targets' perf counters hold (two per counted thread). */
+int bwap_perf_fds;
+
 static int perf_open(pid_t tid, uint32_t type, uint64_t config, uint64_t config1)
 {
 	struct perf_event_attr a;
@@ -92,6 +95,21 @@ static int perf_scan_threads(struct bwap_signal *s, char *err, size_t errlen)
 				known = s->thr[i].seen = 1;
 		if (known || s->nr_threads >= BWAP_SIGNAL_MAX_THREADS)
 			continue;
+		/*
+		 * Every target's counters share bwapd's descriptors with its
+		 * clients: past BWAP_PERF_FDS_MAX, a new thread is not counted
+		 * (the signal covers the threads it has), so that no set of
+		 * targets can starve the control socket.
+		 */
+		if (bwap_perf_fds + 2 > BWAP_PERF_FDS_MAX) {
+			if (!s->fd_budget_said) {
+				logmsg("pid %d: perf counters of bwapd's targets are at their bound (%d descriptors): "
+				       "its new threads are not counted", (int)s->pid, BWAP_PERF_FDS_MAX);
+				s->fd_budget_said = 1;
+			}
+			continue;
+		}
+		bwap_perf_fds += 2;
 		s->thr[s->nr_threads].tid = tid;
 		s->thr[s->nr_threads].fd_cycles = perf_open(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0);
 		s->thr[s->nr_threads].fd_stall = perf_open(tid, s->ev->type, s->ev->config, s->ev->config1);
@@ -109,6 +127,7 @@ static int perf_scan_threads(struct bwap_signal *s, char *err, size_t errlen)
 			close(s->thr[i].fd_cycles);
 		if (s->thr[i].fd_stall >= 0)
 			close(s->thr[i].fd_stall);
+		bwap_perf_fds -= 2;
 		s->thr[i] = s->thr[--s->nr_threads];
 	}
 	return 0;
@@ -348,6 +367,7 @@ void bwap_signal_close(struct bwap_signal *s)
 			close(s->thr[i].fd_cycles);
 		if (s->thr[i].fd_stall >= 0)
 			close(s->thr[i].fd_stall);
+		bwap_perf_fds -= 2;
 	}
 	s->nr_threads = 0;
 	if (s->progress_fd >= 0)

@@ -1136,6 +1136,15 @@ int target_attach(pid_t pid, int pidfd, const struct attach_args *a, struct pass
 	t->start = start_time(pid);
 	/* the client's pidfd names this very process, whatever became of the number since */
 	t->pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 0) : syscall(SYS_pidfd_open, pid, 0);
+	/*
+	 * The pid's owner again, now that the pidfd holds the process: a pid
+	 * reused since the check is another process, and maybe another
+	 * user's (the client's right was checked against the first).
+	 */
+	if (t->pidfd >= 0 && (stat(path, &st) || st.st_uid != t->uid)) {
+		snprintf(err, errlen, "pid %d changed hands while it was registered; ask again", pid);
+		goto fail;
+	}
 	if (t->pidfd < 0) {
 		snprintf(err, errlen, "pidfd_open(%d): %s", pid, errno == ESRCH ? "no such process" : strerror(errno));
 		return -1;
