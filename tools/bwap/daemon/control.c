@@ -221,10 +221,10 @@ static int handle_request(int fd, const struct ucred *cred, const char *req, str
 				bwapd.stats.refused_other++;
 			fprintf(f, "error: %s\n", err);
 		} else {
-			bwapd.stats.attaches++;
 			struct target *t = find_target((pid_t)pid);
 			char ws[256];
 
+			bwapd.stats.attaches++;
 			fprintf(f, "ok\nbwapd tunes pid %ld: workers %s, start DWP %.3f, weights %s, signal: %s\n",
 				pid, bwap_nodeset_format(t->workers, err, sizeof(err)), t->pushed_dwp,
 				weights_str(&t->pushed, ws, sizeof(ws)), t->sig.label);
