@@ -85,7 +85,8 @@ static int start_bwapd(const char *const *sets, rlim_t nofile)
 	argv[argc++] = "--state-dir";
 	argv[argc++] = dir;
 	argv[argc++] = "--matrix";
-	argv[argc++] = matrix;
+	/* $BWAPD_MATRIX: the machine's own (the guest's topology), else a 1-node matrix */
+	argv[argc++] = getenv("BWAPD_MATRIX") ? getenv("BWAPD_MATRIX") : matrix;
 	argv[argc++] = "--signal";
 	argv[argc++] = "model";
 	argv[argc++] = "--set";
