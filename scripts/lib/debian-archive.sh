@@ -136,6 +136,11 @@ kernel_source_decide() {
 		[ -z "$newest" ] || dpkg --compare-versions "$v" gt "$newest" || continue
 		newest=$v
 	done <<< "$both"
+	if [ -z "$newest" ] && [ -n "$floor" ]; then
+		warn "the archive serves $KERNEL_SOURCE_PKG and $KERNEL_CONFIG_PKG at no common revision at or above the recorded $floor; keeping it"
+		echo "$floor"
+		return 0
+	fi
 	[ -n "$newest" ] || die "the archive serves $KERNEL_SOURCE_PKG and $KERNEL_CONFIG_PKG at no common revision of the $KERNEL_SOURCE_SERIES series${floor:+ at or above the recorded $floor} (pinned: $KERNEL_SOURCE_VERSION; $KERNEL_SOURCE_PKG: $(echo $src); $KERNEL_CONFIG_PKG: $(echo $cfg))"
 	if [ "$newest" != "$floor" ] || [ "$floor" = "" ]; then
 		warn "*************************************************************"
@@ -221,7 +226,7 @@ kernel_source_setup() {
 			kernel_source_apt "$KERNEL_SRC_DIR/apt"
 			grep -qxF -- "$have" <(served_versions "$KERNEL_SOURCE_PKG") &&
 				grep -qxF -- "$have" <(served_versions "$KERNEL_CONFIG_PKG") ||
-				die "${KERNEL_SRC_DIR#"$BWAP_ROOT"/} records $have, but its files are incomplete and the archive no longer serves $KERNEL_SOURCE_PKG and $KERNEL_CONFIG_PKG at it; run scripts/setup --refresh to take the newest served revision"
+				die "${KERNEL_SRC_DIR#"$BWAP_ROOT"/} records $have, but its files are incomplete and the archive no longer serves $KERNEL_SOURCE_PKG and $KERNEL_CONFIG_PKG at it; remove ${KERNEL_SRC_DIR#"$BWAP_ROOT"/} and run scripts/setup to decide again"
 			kernel_source_fetch "$have"
 		fi
 	else
