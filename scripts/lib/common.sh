@@ -7,16 +7,26 @@ BWAP_BUILD=${BWAP_BUILD:-$BWAP_ROOT/build}
 # The kernel bases.  Each is a Debian linux-source package, pinned so that
 # every machine builds the same tree, with its own series in patches/BASE/:
 #   6.12  the LTS backport users run: linux-source-6.12 from this host's
-#         release (Debian 12's bookworm-security), installed by setup;
+#         release (Debian 12: bookworm-security);
 #   7.3   mainline, what the cover letter offers upstream: linux-source-7.3
-#         from trixie-backports, downloaded by setup through a private apt
-#         configuration and kept in build/src/ (never installed).
-# A pin the archive stops serving falls back to the newest version of the
-# same series, loudly (scripts/setup).  select_base BASE sets:
+#         from trixie-backports.
+# Each base's source comes with Debian's own config of the same revision
+# (linux-config-BASE).  scripts/setup decides once, per build directory
+# (so per machine and clone), which revision of the pair to use
+# (kernel_source_decide in lib/debian-archive.sh: the pin where the archive
+# serves both packages, else, loudly, the newest revision it serves of
+# both), records it in build/src/linux-source-BASE/version, and downloads
+# both .debs through a private apt configuration and unpacks them there:
+# the host's dpkg never sees them.  Every script then uses that record
+# (kernel_source_version); only "scripts/setup --refresh" decides again,
+# and never for an older revision.  select_base BASE sets:
 #   BASE                 6.12 or 7.3
 #   KERNEL_SOURCE_PKG, KERNEL_SOURCE_VERSION (the pin), KERNEL_SOURCE_SERIES
-#   KERNEL_SOURCE_SUITE  the Debian suite serving it ("" for the host's own)
+#   KERNEL_CONFIG_PKG    Debian's config package of the base
+#   KERNEL_SOURCE_SUITES the Debian suites serving them
+#   KERNEL_SRC_DIR       where setup keeps the pair and its record
 #   KERNEL_TARBALL       the source tarball prepare-tree extracts
+#   KERNEL_CONFIG_DIR    Debian's configs (/usr/src/linux-config-BASE's files)
 #   KTREE                the patched tree, a git repository
 #   PATCHES              the series: BASE's patches, series and cover letter
 #   BASE_FRAGMENT        configs/ fragment added after base.config ("" none)
@@ -25,24 +35,25 @@ select_base() {
 	BASE=$1
 	case "$BASE" in
 	6.12)
-		KERNEL_SOURCE_PKG=linux-source-6.12
 		KERNEL_SOURCE_VERSION=6.12.117-1~deb12u1
-		KERNEL_SOURCE_SUITE=
-		KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
+		KERNEL_SOURCE_SUITES="bookworm bookworm-security"
 		KTREE=$BWAP_BUILD/linux
 		BASE_FRAGMENT=
 		;;
 	7.3)
-		KERNEL_SOURCE_PKG=linux-source-7.3
 		KERNEL_SOURCE_VERSION=7.3.4-1~bpo13+1
-		KERNEL_SOURCE_SUITE=trixie-backports
-		KERNEL_TARBALL=$BWAP_BUILD/src/linux-source-7.3/linux-source-7.3.tar.xz
+		KERNEL_SOURCE_SUITES=trixie-backports
 		KTREE=$BWAP_BUILD/linux-7.3
 		BASE_FRAGMENT=$BWAP_ROOT/configs/7.3.config
 		;;
 	*) die "unknown kernel base '$BASE' (known: ${BASES[*]})" ;;
 	esac
+	KERNEL_SOURCE_PKG=linux-source-$BASE
+	KERNEL_CONFIG_PKG=linux-config-$BASE
 	KERNEL_SOURCE_SERIES=$BASE.
+	KERNEL_SRC_DIR=$BWAP_BUILD/src/linux-source-$BASE
+	KERNEL_TARBALL=$KERNEL_SRC_DIR/linux-source-$BASE.tar.xz
+	KERNEL_CONFIG_DIR=$KERNEL_SRC_DIR/config
 	PATCHES=$BWAP_ROOT/patches/$BASE
 	export BWAP_BASE=$BASE
 }
@@ -65,14 +76,20 @@ STOCK73_KERNEL_VERSION=7.3.4-1~bpo13+1
 STOCK73_KERNEL_SUITE=trixie-backports
 STOCK73_KERNEL=$BWAP_BUILD/src/stock-kernel-7.3/vmlinuz
 
-# The version of the base's source actually extracted: the pin, or the
-# fallback setup took (recorded beside the tarball).
+# The revision of the base's source and config that setup chose and
+# recorded ("" before the first scripts/setup).  Every script takes this
+# one; none asks dpkg or the archive.
 kernel_source_version() {
-	if [ -z "$KERNEL_SOURCE_SUITE" ]; then
-		dpkg-query -W -f='${Version}' "$KERNEL_SOURCE_PKG" 2>/dev/null || true
-	else
-		cat "${KERNEL_TARBALL%/*}/version" 2>/dev/null || true
-	fi
+	cat "$KERNEL_SRC_DIR/version" 2>/dev/null || true
+}
+
+# require_kernel_source: die with advice unless setup has recorded the
+# selected base's revision and its tarball is there.
+require_kernel_source() {
+	local v
+	v=$(kernel_source_version)
+	[ -n "$v" ] && [ -r "$KERNEL_TARBALL" ] ||
+		die "no recorded $KERNEL_SOURCE_PKG for base $BASE in ${KERNEL_SRC_DIR#"$BWAP_ROOT"/}; run scripts/setup"
 }
 
 # Where the files BWAP owns wholly live, both here and in build/linux: new
