@@ -35,7 +35,7 @@ select_base() {
 	BASE=$1
 	case "$BASE" in
 	6.12)
-		KERNEL_SOURCE_VERSION=6.12.117-1~deb12u1
+		KERNEL_SOURCE_VERSION=6.12.118-1~deb12u1
 		KERNEL_SOURCE_SUITES="bookworm bookworm-security"
 		KTREE=$BWAP_BUILD/linux
 		BASE_FRAGMENT=
