@@ -1282,6 +1282,8 @@ static long long kd_cold_caller, kd_cold_kdamond, kd_off_caller;
 static int damon_cold;
 /* the dests mode damon_start() sets: NULL (DAMON's default) or "shares" */
 static const char *damon_mode;
+/* --damon-default-regions: DAMON's own region settings, no pads (damon_migrate.h) */
+static int damon_default_regions;
 /* the dests' weights while the start state faults: no moves in either mode */
 static const unsigned char zero_w[NN];
 
@@ -1292,7 +1294,7 @@ static void damon_start(const unsigned char *old_w)
 		.end = (unsigned long)base_hint + npages * PG, .nr_dests = nn,
 		.node = nodes, .weight = old_w, .action = "migrate_hot",
 		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
-		.dests_mode = damon_mode,
+		.dests_mode = damon_mode, .default_regions = damon_default_regions,
 	};
 	long long cpu0 = thread_cpu_ns();
 	cpu_set_t cpus;
@@ -1974,6 +1976,9 @@ static void usage(FILE *out)
 "                  weights; TAP: the kernel moves the minimum to an exact\n"
 "                  result, its later faults follow, no peer uses fewer\n"
 "                  instructions, and the comparison is fair to each peer\n"
+"  --damon-default-regions  with --peers: DAMON's own region settings (the\n"
+"                  range as one region, min/max_nr_regions as DAMON has them,\n"
+"                  no pads), so DAMON splits and merges the range at will\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -2036,6 +2041,7 @@ int main(int argc, char **argv)
 		{ "sweep", required_argument, NULL, 'S' },
 		{ "walk", no_argument, NULL, 'w' },
 		{ "peers", no_argument, NULL, 'P' },
+		{ "damon-default-regions", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -2048,7 +2054,7 @@ int main(int argc, char **argv)
 	size_t s;
 	cpu_set_t cpus;
 
-	while ((opt = getopt_long(argc, argv, "p:r:is:S:wPh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:r:is:S:wPDh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			npages = parse_num("--pages", optarg, 1, 1 << 20);
@@ -2070,6 +2076,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			peers_mode = 1;
+			break;
+		case 'D':
+			damon_default_regions = 1;
 			break;
 		case 'h':
 			usage(stdout);
