@@ -64,8 +64,10 @@
  *	region.  Both modes of the dests work per region: the shares mode
  *	reaches each region's shares (split in three, a THP range ends up to
  *	half a THP per node and region off the range's), and the interleave
- *	mode gives a THP two regions share two nodes (bwapd's lib/damon.c,
- *	damon_regions(), does the same for the same reasons).
+ *	mode gives a THP two regions share two nodes on 7.3 (the first
+ *	patch of patches/damon-fixes-7.3 fixes that).  This is a workaround
+ *	that depends on DAMON's internals; --damon-default-regions
+ *	(default_regions) runs without it.
  * access pattern: every size, every access count, every age, so every
  *	region qualifies at the first apply whatever its accesses.
  * quotas: none (ms 0, bytes 0): migrate everything in one apply.
