@@ -1284,6 +1284,12 @@ static int damon_cold;
 static const char *damon_mode;
 /* --damon-default-regions: DAMON's own region settings, no pads (damon_migrate.h) */
 static int damon_default_regions;
+/*
+ * --damon-intervals SAMPLE_US,AGGR_US: DAMON's sampling and aggregation
+ * intervals; 1 ms each by default (damon_migrate.h says why), 5000,100000
+ * are DAMON's defaults and bwapd's.
+ */
+static unsigned long damon_sample_us = 1000, damon_aggr_us = 1000;
 /* the dests' weights while the start state faults: no moves in either mode */
 static const unsigned char zero_w[NN];
 
@@ -1293,7 +1299,7 @@ static void damon_start(const unsigned char *old_w)
 		.pid = getpid(), .start = (unsigned long)base_hint,
 		.end = (unsigned long)base_hint + npages * PG, .nr_dests = nn,
 		.node = nodes, .weight = old_w, .action = "migrate_hot",
-		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
+		.sample_us = damon_sample_us, .aggr_us = damon_aggr_us, .update_us = 1000000000UL,
 		.dests_mode = damon_mode, .default_regions = damon_default_regions,
 	};
 	long long cpu0 = thread_cpu_ns();
@@ -1979,6 +1985,9 @@ static void usage(FILE *out)
 "  --damon-default-regions  with --peers: DAMON's own region settings (the\n"
 "                  range as one region, min/max_nr_regions as DAMON has them,\n"
 "                  no pads), so DAMON splits and merges the range at will\n"
+"  --damon-intervals SAMPLE_US,AGGR_US  with --peers: DAMON's sampling and\n"
+"                  aggregation intervals (default 1000,1000; DAMON's own and\n"
+"                  bwapd's are 5000,100000)\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -2042,6 +2051,7 @@ int main(int argc, char **argv)
 		{ "walk", no_argument, NULL, 'w' },
 		{ "peers", no_argument, NULL, 'P' },
 		{ "damon-default-regions", no_argument, NULL, 'D' },
+		{ "damon-intervals", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -2054,7 +2064,7 @@ int main(int argc, char **argv)
 	size_t s;
 	cpu_set_t cpus;
 
-	while ((opt = getopt_long(argc, argv, "p:r:is:S:wPDh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:r:is:S:wPDI:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			npages = parse_num("--pages", optarg, 1, 1 << 20);
@@ -2079,6 +2089,11 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			damon_default_regions = 1;
+			break;
+		case 'I':
+			if (sscanf(optarg, "%lu,%lu", &damon_sample_us, &damon_aggr_us) != 2 || !damon_sample_us ||
+			    damon_aggr_us < damon_sample_us)
+				die("--damon-intervals '%s': give SAMPLE_US,AGGR_US, e.g. 5000,100000", optarg);
 			break;
 		case 'h':
 			usage(stdout);
