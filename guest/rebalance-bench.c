@@ -1391,8 +1391,8 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	r->kdamond_pid = kdamond_pid;
 	if (damon_scheme_stats(&tried, &applied))
 		die("cannot read DAMON's scheme stats (see above)%s", "");
-	/* each apply tries the range and its two pads of the same size */
-	r->applies = (double)(tried - tried0) / (3 * npages * PG);
+	/* each apply tries the range and, unless DAMON has its default regions, its two pads of the same size */
+	r->applies = (double)(tried - tried0) / ((damon_default_regions ? 1 : 3) * npages * PG);
 	r->sz_applied = applied - applied0;
 	if (damon_cold) {
 		damon_stop();
