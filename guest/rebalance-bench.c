@@ -1290,6 +1290,7 @@ static int damon_default_regions;
  * are DAMON's defaults and bwapd's.
  */
 static unsigned long damon_sample_us = 1000, damon_aggr_us = 1000;
+static int settle_polls(void);
 /* the dests' weights while the start state faults: no moves in either mode */
 static const unsigned char zero_w[NN];
 
@@ -1379,7 +1380,7 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 			same = 0;
 			kd_settled = kd;
 			t_settled = t;
-		} else if (++same >= PEER_SETTLE_POLLS) {
+		} else if (++same >= settle_polls()) {
 			break;
 		}
 		if (t > PEER_BOUND_NS)
@@ -1401,7 +1402,19 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	return r->cpu_caller + r->cpu_kdamond;
 }
 
-/* Poll the range's pages per node until none moved for PEER_SETTLE_POLLS polls, or the bound. */
+/*
+ * The polls in a row without a change that count as settled: at least
+ * PEER_SETTLE_POLLS, and two aggregation intervals (a scheme applies once
+ * per interval: with bwapd's 100 ms, 50 ms of quiet is no evidence).
+ */
+static int settle_polls(void)
+{
+	long long n = 2 * (long long)damon_aggr_us * 1000 / PEER_POLL_NS + 1;
+
+	return n > PEER_SETTLE_POLLS ? (int)n : PEER_SETTLE_POLLS;
+}
+
+/* Poll the range's pages per node until none moved for settle_polls() polls, or the bound. */
 static void damon_wait_settled(char *p)
 {
 	long cur[NN], prev[NN];
@@ -1409,7 +1422,7 @@ static void damon_wait_settled(char *p)
 	int same = 0;
 
 	numa_maps_counts(p, prev);
-	while (same < PEER_SETTLE_POLLS && now_ns() - t0 < PEER_BOUND_NS) {
+	while (same < settle_polls() && now_ns() - t0 < PEER_BOUND_NS) {
 		sleep_ns(PEER_POLL_NS);
 		numa_maps_counts(p, cur);
 		same = memcmp(cur, prev, sizeof(cur)) ? 0 : same + 1;
