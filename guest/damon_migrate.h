@@ -64,8 +64,10 @@
  *	region.  Both modes of the dests work per region: the shares mode
  *	reaches each region's shares (split in three, a THP range ends up to
  *	half a THP per node and region off the range's), and the interleave
- *	mode gives a THP two regions share two nodes (bwapd's lib/damon.c,
- *	damon_regions(), does the same for the same reasons).
+ *	mode gives a THP two regions share two nodes on 7.3 (the first
+ *	patch of patches/damon-fixes-7.3 fixes that).  This is a workaround
+ *	that depends on DAMON's internals; --damon-default-regions
+ *	(default_regions) runs without it.
  * access pattern: every size, every access count, every age, so every
  *	region qualifies at the first apply whatever its accesses.
  * quotas: none (ms 0, bytes 0): migrate everything in one apply.
@@ -85,6 +87,13 @@ struct damon_migrate {
 	 * interleave layout, and works on kernels without the file.
 	 */
 	const char *dests_mode;
+	/*
+	 * 1: DAMON's default region settings, as users leave them: the range
+	 * as one region, no pads, min/max_nr_regions not written (10 and
+	 * 1000), so DAMON splits and merges the range at will (issue 50: the
+	 * shares mode measured without the workaround above).
+	 */
+	int default_regions;
 };
 
 static int damon_writef(const char *path, const char *fmt, ...)
@@ -127,17 +136,19 @@ static int damon_setup(const struct damon_migrate *d)
 	    damon_writef(DAMON_CTX "/monitoring_attrs/intervals/sample_us", "%lu", d->sample_us) ||
 	    damon_writef(DAMON_CTX "/monitoring_attrs/intervals/aggr_us", "%lu", d->aggr_us) ||
 	    damon_writef(DAMON_CTX "/monitoring_attrs/intervals/update_us", "%lu", d->update_us) ||
-	    damon_writef(DAMON_CTX "/monitoring_attrs/nr_regions/min", "3") ||
-	    damon_writef(DAMON_CTX "/monitoring_attrs/nr_regions/max", "3") ||
+	    (!d->default_regions &&
+	     (damon_writef(DAMON_CTX "/monitoring_attrs/nr_regions/min", "3") ||
+	      damon_writef(DAMON_CTX "/monitoring_attrs/nr_regions/max", "3"))) ||
 	    damon_writef(DAMON_CTX "/targets/nr_targets", "1") ||
 	    damon_writef(DAMON_CTX "/targets/0/pid_target", "%d", d->pid) ||
-	    damon_writef(DAMON_CTX "/targets/0/regions/nr_regions", "3") ||
+	    damon_writef(DAMON_CTX "/targets/0/regions/nr_regions", "%d", d->default_regions ? 1 : 3) ||
 	    damon_writef(DAMON_CTX "/targets/0/regions/0/start", "%lu", d->start) ||
 	    damon_writef(DAMON_CTX "/targets/0/regions/0/end", "%lu", d->end) ||
-	    damon_writef(DAMON_CTX "/targets/0/regions/1/start", "%lu", DAMON_PAD_BASE) ||
-	    damon_writef(DAMON_CTX "/targets/0/regions/1/end", "%lu", DAMON_PAD_BASE + (d->end - d->start)) ||
-	    damon_writef(DAMON_CTX "/targets/0/regions/2/start", "%lu", DAMON_PAD_BASE + 2 * (d->end - d->start)) ||
-	    damon_writef(DAMON_CTX "/targets/0/regions/2/end", "%lu", DAMON_PAD_BASE + 3 * (d->end - d->start)) ||
+	    (!d->default_regions &&
+	     (damon_writef(DAMON_CTX "/targets/0/regions/1/start", "%lu", DAMON_PAD_BASE) ||
+	      damon_writef(DAMON_CTX "/targets/0/regions/1/end", "%lu", DAMON_PAD_BASE + (d->end - d->start)) ||
+	      damon_writef(DAMON_CTX "/targets/0/regions/2/start", "%lu", DAMON_PAD_BASE + 2 * (d->end - d->start)) ||
+	      damon_writef(DAMON_CTX "/targets/0/regions/2/end", "%lu", DAMON_PAD_BASE + 3 * (d->end - d->start)))) ||
 	    damon_writef(DAMON_CTX "/schemes/nr_schemes", "1") ||
 	    damon_writef(DAMON_SCHEME "/action", "%s", d->action) ||
 	    damon_writef(DAMON_SCHEME "/apply_interval_us", "0") ||

@@ -1282,6 +1282,15 @@ static long long kd_cold_caller, kd_cold_kdamond, kd_off_caller;
 static int damon_cold;
 /* the dests mode damon_start() sets: NULL (DAMON's default) or "shares" */
 static const char *damon_mode;
+/* --damon-default-regions: DAMON's own region settings, no pads (damon_migrate.h) */
+static int damon_default_regions;
+/*
+ * --damon-intervals SAMPLE_US,AGGR_US: DAMON's sampling and aggregation
+ * intervals; 1 ms each by default (damon_migrate.h says why), 5000,100000
+ * are DAMON's defaults and bwapd's.
+ */
+static unsigned long damon_sample_us = 1000, damon_aggr_us = 1000;
+static int settle_polls(void);
 /* the dests' weights while the start state faults: no moves in either mode */
 static const unsigned char zero_w[NN];
 
@@ -1291,8 +1300,8 @@ static void damon_start(const unsigned char *old_w)
 		.pid = getpid(), .start = (unsigned long)base_hint,
 		.end = (unsigned long)base_hint + npages * PG, .nr_dests = nn,
 		.node = nodes, .weight = old_w, .action = "migrate_hot",
-		.sample_us = 1000, .aggr_us = 1000, .update_us = 1000000000UL,
-		.dests_mode = damon_mode,
+		.sample_us = damon_sample_us, .aggr_us = damon_aggr_us, .update_us = 1000000000UL,
+		.dests_mode = damon_mode, .default_regions = damon_default_regions,
 	};
 	long long cpu0 = thread_cpu_ns();
 	cpu_set_t cpus;
@@ -1371,7 +1380,7 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 			same = 0;
 			kd_settled = kd;
 			t_settled = t;
-		} else if (++same >= PEER_SETTLE_POLLS) {
+		} else if (++same >= settle_polls()) {
 			break;
 		}
 		if (t > PEER_BOUND_NS)
@@ -1383,8 +1392,8 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	r->kdamond_pid = kdamond_pid;
 	if (damon_scheme_stats(&tried, &applied))
 		die("cannot read DAMON's scheme stats (see above)%s", "");
-	/* each apply tries the range and its two pads of the same size */
-	r->applies = (double)(tried - tried0) / (3 * npages * PG);
+	/* each apply tries the range and, unless DAMON has its default regions, its two pads of the same size */
+	r->applies = (double)(tried - tried0) / ((damon_default_regions ? 1 : 3) * npages * PG);
 	r->sz_applied = applied - applied0;
 	if (damon_cold) {
 		damon_stop();
@@ -1393,7 +1402,19 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	return r->cpu_caller + r->cpu_kdamond;
 }
 
-/* Poll the range's pages per node until none moved for PEER_SETTLE_POLLS polls, or the bound. */
+/*
+ * The polls in a row without a change that count as settled: at least
+ * PEER_SETTLE_POLLS, and two aggregation intervals (a scheme applies once
+ * per interval: with bwapd's 100 ms, 50 ms of quiet is no evidence).
+ */
+static int settle_polls(void)
+{
+	long long n = 2 * (long long)damon_aggr_us * 1000 / PEER_POLL_NS + 1;
+
+	return n > PEER_SETTLE_POLLS ? (int)n : PEER_SETTLE_POLLS;
+}
+
+/* Poll the range's pages per node until none moved for settle_polls() polls, or the bound. */
 static void damon_wait_settled(char *p)
 {
 	long cur[NN], prev[NN];
@@ -1401,7 +1422,7 @@ static void damon_wait_settled(char *p)
 	int same = 0;
 
 	numa_maps_counts(p, prev);
-	while (same < PEER_SETTLE_POLLS && now_ns() - t0 < PEER_BOUND_NS) {
+	while (same < settle_polls() && now_ns() - t0 < PEER_BOUND_NS) {
 		sleep_ns(PEER_POLL_NS);
 		numa_maps_counts(p, cur);
 		same = memcmp(cur, prev, sizeof(cur)) ? 0 : same + 1;
@@ -1974,6 +1995,12 @@ static void usage(FILE *out)
 "                  weights; TAP: the kernel moves the minimum to an exact\n"
 "                  result, its later faults follow, no peer uses fewer\n"
 "                  instructions, and the comparison is fair to each peer\n"
+"  --damon-default-regions  with --peers: DAMON's own region settings (the\n"
+"                  range as one region, min/max_nr_regions as DAMON has them,\n"
+"                  no pads), so DAMON splits and merges the range at will\n"
+"  --damon-intervals SAMPLE_US,AGGR_US  with --peers: DAMON's sampling and\n"
+"                  aggregation intervals (default 1000,1000; DAMON's own and\n"
+"                  bwapd's are 5000,100000)\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -2036,6 +2063,8 @@ int main(int argc, char **argv)
 		{ "sweep", required_argument, NULL, 'S' },
 		{ "walk", no_argument, NULL, 'w' },
 		{ "peers", no_argument, NULL, 'P' },
+		{ "damon-default-regions", no_argument, NULL, 'D' },
+		{ "damon-intervals", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -2048,7 +2077,7 @@ int main(int argc, char **argv)
 	size_t s;
 	cpu_set_t cpus;
 
-	while ((opt = getopt_long(argc, argv, "p:r:is:S:wPh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:r:is:S:wPDI:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			npages = parse_num("--pages", optarg, 1, 1 << 20);
@@ -2070,6 +2099,14 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			peers_mode = 1;
+			break;
+		case 'D':
+			damon_default_regions = 1;
+			break;
+		case 'I':
+			if (sscanf(optarg, "%lu,%lu", &damon_sample_us, &damon_aggr_us) != 2 || !damon_sample_us ||
+			    damon_aggr_us < damon_sample_us)
+				die("--damon-intervals '%s': give SAMPLE_US,AGGR_US, e.g. 5000,100000", optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -306,6 +306,8 @@ static int start_up(void)
 {
 	char err[1024];
 
+	/* first: a start that fails below must not leave a killed bwapd's kdamond and table */
+	damon_backend_clean_left();
 	if (resolve_stall_event(NULL)) {
 		fprintf(stderr, "bwapd: %s\n", bwapd.stall_fallback);
 		return 2;
@@ -321,10 +323,8 @@ static int start_up(void)
 		fprintf(stderr, "bwapd: %s\n", err);
 		return 1;
 	}
-	if (bwapd.portable_mode) {
-		damon_backend_clean_left();
+	if (bwapd.portable_mode)
 		damon_backend_probe();
-	}
 	if (!bwapd.machine && bwapd.conf.signal == BWAP_SIGNAL_MODEL) {
 		fprintf(stderr, "bwapd: signal = model, but the matrix cannot feed the model (see above)\n");
 		return 1;

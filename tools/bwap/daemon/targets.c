@@ -525,26 +525,18 @@ static long damon_layout(const struct target *t, struct bwap_unit_list *l, long 
 }
 
 /*
- * After DAMON settled with off pages not where its layout puts them:
- * folios faulted after its last pass, and folios on a per-CPU LRU batch
- * (the ones a migration has just made, left on the kdamond's last CPU),
- * which fail DAMON's isolation on every pass, as DAMON never drains the
- * batches.  Move those with move_pages(2), which does, and count again.
- * Returns the pages still off, or -1 with err.
+ * After DAMON settled: log what the LRU-batch drain found and why pages
+ * are still off DAMON's layout (lib/damon.c).  Nothing is moved behind
+ * DAMON's back: the off pages count as not moved.  Returns off.
  */
-static long damon_finish(struct target *t, struct bwap_unit_list *l, long off, long *now, long *layout,
-			 char *err, size_t errlen)
+static long damon_finish(struct target *t, long off)
 {
-	long moved, failed;
+	char why[1024];
 
-	if (bwap_damon_finish(&bwapd.damon, t->pid, bwapd.damon.range, l, &moved, &failed, err, errlen))
-		return -1;
-	t->moved += moved;
-	t->not_moved += failed;
-	logmsg("pid %d: push #%ld: DAMON settled with %ld pages off its layout (faulted after its last pass, or "
-	       "on a per-CPU LRU batch, which DAMON does not drain); move_pages moved %ld, %ld failed", t->pid,
-	       t->damon_push, off, moved, failed);
-	return damon_layout(t, l, now, layout, err, errlen);
+	t->not_moved += off > 0 ? off : 0;
+	bwap_damon_off_why(&bwapd.damon, off, why, sizeof(why));
+	logmsg("pid %d: push #%ld: DAMON settled: %s", t->pid, t->damon_push, why);
+	return off;
 }
 
 /*
@@ -639,8 +631,8 @@ static void damon_tick(struct target *t)
 	t->moved += moved;
 	bwap_signal_invalidate(&t->sig);
 	off = damon_layout(t, &l, now_, layout, err, sizeof(err));
-	if (off > 0)
-		off = damon_finish(t, &l, off, now_, layout, err, sizeof(err));
+	if (off >= 0)
+		off = damon_finish(t, off);
 	bwap_unit_list_free(&l);
 	if (off < 0) {
 		logmsg("pid %d: push #%ld: DAMON moved %ld pages; counting them: %s", t->pid, t->damon_push, moved,

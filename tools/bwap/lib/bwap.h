@@ -634,11 +634,12 @@ int bwap_units_of(pid_t pid, const struct bwap_range *r, int n, struct bwap_unit
 
 #define BWAP_DAMON_ADMIN "/sys/kernel/mm/damon/admin"
 #define BWAP_DAMON_MAX_RANGES 64
-#define BWAP_DAMON_PADS 3		/* regions beside the mappings: lib/damon.c, damon_regions() */
+#define BWAP_DAMON_MAX_PASSES 20	/* passes still moving pages before bwapd stops waiting (lib/damon.c) */
 
 /*
  * bwapd's kdamond 0 for one target: a vaddr context over the target's
- * mappings, one migrate_hot scheme with weighted dests (stat while idle).
+ * mappings, one migrate_hot scheme with weighted dests (paused, or off
+ * where the kernel cannot pause, while idle).
  * What was last committed; the admin directory is $BWAP_DAMON_ADMIN if set.
  */
 struct bwap_damon {
@@ -649,8 +650,13 @@ struct bwap_damon {
 	unsigned char weight[BWAP_MAX_NODES];
 	int nr_ranges;
 	struct bwap_range range[BWAP_DAMON_MAX_RANGES];
-	int migrating;			/* migrate_hot committed, not yet settled */
+	int migrating;			/* a push committed, not yet settled */
+	int can_pause;			/* contexts/0/pause exists (7.3): paused between pushes, else off */
+	int drained;			/* this push's LRU batches drained after a quiet pass */
+	int unsettled;			/* the last push still moved pages after BWAP_DAMON_MAX_PASSES passes */
+	long batch_pages;		/* pages the last push moved only after the drain */
 	long applied_at_commit, applied_seen, tried_seen;	/* the scheme's stats, bytes */
+	long tried_at_commit, applied_at_drain;
 };
 
 struct bwap_damon_stats {
@@ -673,9 +679,12 @@ int bwap_damon_start(struct bwap_damon *d, pid_t pid, const struct bwap_range *r
 int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
 		      const struct bwap_weights *w, char *err, size_t errlen);
 /*
- * Has the last commit's migration settled (a whole pass over the mappings
- * moved nothing)?  Then the scheme goes idle (stat) and moved is the pages
- * DAMON moved since the commit.  1, 0 (still moving) or -1 with err.
+ * Has the last commit's migration settled?  After a whole pass over the
+ * mappings moved nothing, every CPU's LRU batches are drained and one more
+ * quiet pass is needed (what DAMON moved in between is batch_pages); after
+ * BWAP_DAMON_MAX_PASSES passes that still moved pages it stops waiting
+ * (unsettled).  Then the kdamond idles (paused, or off) and moved is the
+ * pages DAMON moved since the commit.  1, 0 (still moving) or -1 with err.
  */
 int bwap_damon_settled(struct bwap_damon *d, long *moved, char *err, size_t errlen);
 int bwap_damon_stats(struct bwap_damon *d, struct bwap_damon_stats *st, char *err, size_t errlen);
@@ -695,14 +704,10 @@ int bwap_damon_remove_left(pid_t kdamond_pid, pid_t target_pid, char *err, size_
 int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, int nr_ranges,
 		      const struct bwap_unit_list *l, long *now, long *layout);
 /*
- * Move the units of l that are not where d's dests put them there, with
- * move_pages(2) (which drains every CPU's LRU batches first): folios
- * faulted after DAMON's last pass, and those it could not isolate because
- * a per-CPU LRU batch held them.  moved and failed count pages.  0, or -1
- * with err.
+ * Why the last settled push left off pages off DAMON's layout, and what
+ * the drain of the LRU batches found, in words for the log.  0.
  */
-int bwap_damon_finish(const struct bwap_damon *d, pid_t pid, const struct bwap_range *r,
-		      const struct bwap_unit_list *l, long *moved, long *failed, char *err, size_t errlen);
+int bwap_damon_off_why(const struct bwap_damon *d, long off, char *buf, size_t len);
 
 /* ---- ctl.c: bwapd's control socket, client side -------------------- */
 

@@ -8,10 +8,11 @@
  * node the weighted-interleave pattern of the dests' weights picks for its
  * interleave index (7.3 mm/damon/vaddr.c, damos_va_migrate_dests_add()):
  * the layout a fresh fault of a VMA policy would give, folios already in
- * place left alone.  The kdamond is built once per target, kept running,
- * and each new set of weights (and the target's current regions) goes to
- * it by "commit"; between pushes the scheme's action is "stat", so the
- * kdamond only samples and never walks the page tables.
+ * place left alone.  The kdamond is built once per target, and each new
+ * set of weights (and the target's current regions) goes to it by
+ * "commit".  Between pushes it does nothing: paused (contexts/0/pause,
+ * Linux 7.3) where the kernel has the file, else turned off with its
+ * sysfs tree kept for the next push's "on".
  *
  * Settings, and why:
  *  - sample_us 5 ms, aggr_us 100 ms (DAMON's defaults): a scheme applies
@@ -21,8 +22,13 @@
  *    regions from every mapping ("three regions"), stack and libraries
  *    included; the regions are the target's mappings bwapd places, sent
  *    again at every commit.
- *  - nr_regions min 3 (the least DAMON accepts), max the regions given:
- *    DAMON never splits or merges them (damon_regions() says why).
+ *  - nr_regions: DAMON's defaults, as a user leaves them; DAMON splits and
+ *    merges the mappings as it likes.  Where the vaddr migration takes a
+ *    THP's interleave index from the walk's address (7.3; the first patch
+ *    of patches/damon-fixes-7.3), a THP of a mapping that does not start
+ *    2 MiB aligned can go back and forth between two nodes while regions
+ *    start inside it: bwap_damon_settled() stops waiting after
+ *    BWAP_DAMON_MAX_PASSES passes that still moved pages.
  *  - every size, access count and age qualifies; no quota; watermarks
  *    off: every folio is looked at in every apply.
  * bwapd uses kdamond 0 only when no kdamond is configured: writing
@@ -37,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #include "bwap.h"
 
@@ -163,24 +170,13 @@ int bwap_damon_probe(char *why, size_t len)
 }
 
 /*
- * The regions DAMON gets: d's mappings, adjacent ones joined, then
- * BWAP_DAMON_PADS pads of the mappings' total size each, far above any
- * user address, with gaps between them.  Why: 7.3's vaddr migration
- * (damos_va_migrate_pmd_entry()) takes a THP's interleave index from the
- * walk's address, which is the region's start when a region begins
- * inside the THP, so a THP that two regions share is sent to two
- * different nodes in one pass, and back and forth ever after.  DAMON
- * splits regions at random page boundaries whenever there are fewer than
- * max_nr_regions, and splits any region larger than the total over
- * min_nr_regions (3); it merges only adjacent regions.  With the pads,
- * no mapping is above that size, max_nr_regions is the number of
- * regions, and no two regions touch: DAMON never cuts a mapping.
- * Returns the number of regions written to r (at most
- * BWAP_DAMON_MAX_RANGES + BWAP_DAMON_PADS) and their total size in *span.
+ * The regions DAMON gets: d's mappings, adjacent ones joined (DAMON wants
+ * them sorted and apart).  Returns their number and their total size in
+ * *span.
  */
 static int damon_regions(const struct bwap_damon *d, struct bwap_range *r, unsigned long *span)
 {
-	unsigned long total = 0, pad, base = 1UL << 63;	/* never a user address */
+	unsigned long total = 0;
 	int n = 0;
 
 	for (int i = 0; i < d->nr_ranges; i++) {
@@ -190,26 +186,19 @@ static int damon_regions(const struct bwap_damon *d, struct bwap_range *r, unsig
 		else
 			r[n++] = d->range[i];
 	}
-	pad = total ? total : 4096;
-	for (int i = 0; i < BWAP_DAMON_PADS; i++) {
-		r[n].start = base + 2 * i * pad;
-		r[n++].end = base + (2 * i + 1) * pad;
-	}
-	*span = total + BWAP_DAMON_PADS * pad;
+	*span = total;
 	return n;
 }
 
 /* The regions and dests of d into the staging files (read by "on" and "commit"). */
 static int write_targets(const struct bwap_damon *d, char *err, size_t errlen)
 {
-	struct bwap_range r[BWAP_DAMON_MAX_RANGES + BWAP_DAMON_PADS];
+	struct bwap_range r[BWAP_DAMON_MAX_RANGES];
 	unsigned long span;
 	int n = damon_regions(d, r, &span);
 	char rel[128];
 
-	/* max first: it may not go below min (3) */
-	if (damon_write(err, errlen, CTX "/monitoring_attrs/nr_regions/max", "%d", n) ||
-	    damon_write(err, errlen, CTX "/targets/0/regions/nr_regions", "%d", n))
+	if (damon_write(err, errlen, CTX "/targets/0/regions/nr_regions", "%d", n))
 		return -1;
 	for (int i = 0; i < n; i++) {
 		/* checked by the kernel only at "on" and "commit" */
@@ -230,7 +219,8 @@ static int write_targets(const struct bwap_damon *d, char *err, size_t errlen)
 		if (damon_write(err, errlen, rel, "%u", d->weight[i]))
 			return -1;
 	}
-	return damon_write(err, errlen, SCHEME "/action", "%s", d->migrating ? "migrate_hot" : "stat");
+	/* paused while idle, where the kernel can pause; running while a push moves */
+	return d->can_pause ? damon_write(err, errlen, CTX "/pause", "%s", d->migrating ? "N" : "Y") : 0;
 }
 
 /* Fill d's dests from w: every node of w, in id order, with its weight. */
@@ -259,7 +249,8 @@ static int set_ranges(struct bwap_damon *d, const struct bwap_range *r, int n, c
 int bwap_damon_start(struct bwap_damon *d, pid_t pid, const struct bwap_range *r, int nr_ranges,
 		     const struct bwap_weights *w, char *err, size_t errlen)
 {
-	char e2[256];
+	struct bwap_damon_stats st;
+	char e2[256], path[512];
 
 	memset(d, 0, sizeof(*d));
 	d->pid = pid;
@@ -277,7 +268,6 @@ int bwap_damon_start(struct bwap_damon *d, pid_t pid, const struct bwap_range *r
 	    damon_write(err, errlen, CTX "/monitoring_attrs/intervals/sample_us", "5000") ||
 	    damon_write(err, errlen, CTX "/monitoring_attrs/intervals/aggr_us", "100000") ||
 	    damon_write(err, errlen, CTX "/monitoring_attrs/intervals/update_us", DAMON_NO_UPDATE_US) ||
-	    damon_write(err, errlen, CTX "/monitoring_attrs/nr_regions/min", "3") ||
 	    damon_write(err, errlen, CTX "/targets/nr_targets", "1") ||
 	    damon_write(err, errlen, CTX "/targets/0/pid_target", "%d", (int)pid) ||
 	    damon_write(err, errlen, CTX "/schemes/nr_schemes", "1") ||
@@ -291,7 +281,11 @@ int bwap_damon_start(struct bwap_damon *d, pid_t pid, const struct bwap_range *r
 	    damon_write(err, errlen, SCHEME "/quotas/ms", "0") ||
 	    damon_write(err, errlen, SCHEME "/quotas/bytes", "0") ||
 	    damon_write(err, errlen, SCHEME "/watermarks/metric", "none") ||
-	    write_targets(d, err, errlen))
+	    damon_write(err, errlen, SCHEME "/action", "migrate_hot"))
+		goto undo;
+	admin_path(path, sizeof(path), CTX "/pause");
+	d->can_pause = !access(path, W_OK);
+	if (write_targets(d, err, errlen))
 		goto undo;
 	if (damon_write(err, errlen, KD "/state", "on")) {
 		if (errno == EBUSY)
@@ -305,6 +299,9 @@ int bwap_damon_start(struct bwap_damon *d, pid_t pid, const struct bwap_range *r
 		goto undo;
 	}
 	d->on = 1;
+	if (bwap_damon_stats(d, &st, err, errlen))
+		goto undo;
+	d->tried_at_commit = d->tried_seen = st.sz_tried;
 	return 0;
 undo:
 	/* all or nothing: no half-built kdamond stays behind */
@@ -327,13 +324,22 @@ int bwap_damon_stats(struct bwap_damon *d, struct bwap_damon_stats *st, char *er
 	return 0;
 }
 
-/* Commit what d holds now; on failure the staging files get old's back, so a later commit sends no half. */
+/*
+ * Send what d holds now to the kdamond: "commit" when it runs (paused or
+ * not), "on" when it was turned off between pushes (no pause file).  On
+ * failure the staging files get old's back, so a later commit sends no
+ * half.
+ */
 static int commit(struct bwap_damon *d, const struct bwap_damon *old, char *err, size_t errlen)
 {
+	int running = damon_read(KD "/pid") > 0;
 	char e2[256];
 
-	if (!write_targets(d, err, errlen) && !damon_write(err, errlen, KD "/state", "commit"))
+	if (!write_targets(d, err, errlen) && !damon_write(err, errlen, KD "/state", running ? "commit" : "on")) {
+		if (!running)
+			d->kdamond_pid = damon_read(KD "/pid");
 		return 0;
+	}
 	*d = *old;
 	if (write_targets(d, e2, sizeof(e2)))
 		snprintf(err + strlen(err), errlen - strlen(err), "; putting back the committed values failed too: %s",
@@ -345,14 +351,17 @@ int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_r
 		      const struct bwap_weights *w, char *err, size_t errlen)
 {
 	struct bwap_damon old = *d;
-	struct bwap_damon_stats st, before;
+	struct bwap_damon_stats st, before = { 0 };
 
 	if (!d->on) {
 		snprintf(err, errlen, "no kdamond running for pid %d", (int)d->pid);
 		return -1;
 	}
-	/* idle (stat) applies nothing, so pages moved from here on are this push's */
-	if (bwap_damon_stats(d, &before, err, errlen))
+	/*
+	 * A paused kdamond applies nothing, so pages moved from here on are
+	 * this push's; a kdamond turned off starts again with zeroed stats.
+	 */
+	if (damon_read(KD "/pid") > 0 && bwap_damon_stats(d, &before, err, errlen))
 		return -1;
 	set_dests(d, w);
 	if (set_ranges(d, r, nr_ranges, err, errlen)) {
@@ -360,6 +369,9 @@ int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_r
 		return -1;
 	}
 	d->migrating = 1;
+	d->drained = 0;
+	d->batch_pages = 0;
+	d->unsettled = 0;
 	if (commit(d, &old, err, errlen))
 		return -1;
 	/*
@@ -370,16 +382,40 @@ int bwap_damon_commit(struct bwap_damon *d, const struct bwap_range *r, int nr_r
 	if (bwap_damon_stats(d, &st, err, errlen))
 		return -1;
 	d->applied_at_commit = d->applied_seen = before.sz_applied;
-	d->tried_seen = st.sz_tried;
+	d->tried_at_commit = d->tried_seen = st.sz_tried;
 	return 0;
+}
+
+/*
+ * Drain every CPU's LRU batches: move_pages(2) with target nodes does,
+ * before it looks at any page (lru_cache_disable()).  The one page asked
+ * for is asked to stay where it is, so nothing moves.
+ */
+static void drain_lru_batches(const struct bwap_damon *d)
+{
+	void *page = (void *)d->range[0].start;
+	int node = d->node[0], status = -1;
+
+	if (!syscall(SYS_move_pages, d->pid, 1, &page, NULL, &status, 0) && status >= 0)
+		node = status;
+	syscall(SYS_move_pages, d->pid, 1, &page, &node, &status, 0);
+}
+
+/* Idle until the next push: paused where the kernel can, else off. */
+static int idle(struct bwap_damon *d, const struct bwap_damon *old, char *err, size_t errlen)
+{
+	if (d->can_pause)
+		return commit(d, old, err, errlen);
+	return damon_write(err, errlen, KD "/state", "off");
 }
 
 int bwap_damon_settled(struct bwap_damon *d, long *moved, char *err, size_t errlen)
 {
-	struct bwap_range r[BWAP_DAMON_MAX_RANGES + BWAP_DAMON_PADS];
+	struct bwap_range r[BWAP_DAMON_MAX_RANGES];
 	struct bwap_damon_stats st;
 	struct bwap_damon old = *d;
 	unsigned long span;
+	long page = sysconf(_SC_PAGESIZE);
 
 	if (!d->migrating) {
 		*moved = 0;
@@ -393,12 +429,29 @@ int bwap_damon_settled(struct bwap_damon *d, long *moved, char *err, size_t errl
 		if (st.sz_applied != d->applied_seen)
 			d->tried_seen = st.sz_tried;
 		d->applied_seen = st.sz_applied;
+		if (st.sz_tried < d->tried_at_commit + BWAP_DAMON_MAX_PASSES * (long)span)
+			return 0;
+		/* still moving after that many passes: pages going back and forth */
+		d->unsettled = 1;
+	} else if (!d->drained) {
+		/*
+		 * A pass moved nothing.  Folios in a per-CPU LRU batch cannot be
+		 * isolated, and DAMON's vaddr migration does not drain the
+		 * batches (7.3; the second patch of patches/damon-fixes-7.3
+		 * drains the kdamond's CPU's): drain every CPU's and wait for
+		 * one more quiet pass.  What DAMON moves in between were such
+		 * folios.
+		 */
+		drain_lru_batches(d);
+		d->drained = 1;
+		d->applied_at_drain = st.sz_applied;
+		d->tried_seen = st.sz_tried;
 		return 0;
 	}
-	*moved = (st.sz_applied - d->applied_at_commit) / sysconf(_SC_PAGESIZE);
-	/* idle until the next push: "stat" never walks the page tables */
+	*moved = (st.sz_applied - d->applied_at_commit) / page;
+	d->batch_pages = d->drained ? (st.sz_applied - d->applied_at_drain) / page : 0;
 	d->migrating = 0;
-	if (commit(d, &old, err, errlen))
+	if (idle(d, &old, err, errlen))
 		return -1;
 	return 1;
 }
@@ -476,28 +529,23 @@ int bwap_damon_layout(const struct bwap_damon *d, const struct bwap_range *r, in
 	return off;
 }
 
-int bwap_damon_finish(const struct bwap_damon *d, pid_t pid, const struct bwap_range *r,
-		      const struct bwap_unit_list *l, long *moved, long *failed, char *err, size_t errlen)
+int bwap_damon_off_why(const struct bwap_damon *d, long off, char *buf, size_t len)
 {
-	struct bwap_place_stats st = { 0 };
-	struct bwap_move *mv = malloc((l->n + 1) * sizeof(*mv));
-	long nmv = 0;
-	int ret;
+	int n = 0;
 
-	if (!mv) {
-		snprintf(err, errlen, "out of memory for %ld units", l->n);
-		return -1;
-	}
-	for (long i = 0; i < l->n; i++) {
-		const struct bwap_unit *u = &l->u[i];
-		int node = u->node >= 0 ? layout_node(d, r, u) : -1;
-
-		if (node >= 0 && node != u->node)
-			mv[nmv++] = (struct bwap_move){ .unit = i, .dest = node };
-	}
-	ret = bwap_place_moves(pid, l, mv, nmv, &st, err, errlen);
-	free(mv);
-	*moved = st.moved;
-	*failed = st.failed;
-	return ret;
+	if (d->batch_pages)
+		n += snprintf(buf + n, len - n, "%ld pages moved only after bwapd drained every CPU's LRU batches (this "
+			      "kernel's DAMON does not drain them before isolating); ", d->batch_pages);
+	if (d->unsettled)
+		snprintf(buf + n, len - n, "DAMON still moved pages after %d passes (THPs of a mapping that does not "
+			 "start 2 MiB aligned go back and forth where DAMON takes a THP's interleave index from the "
+			 "walk's address); bwapd stopped waiting, %ld pages off its layout", BWAP_DAMON_MAX_PASSES, off);
+	else if (off > 0)
+		snprintf(buf + n, len - n, "%ld pages off its layout, left where they are: not in an LRU batch "
+			 "(drained after a quiet pass), so DAMON's allocation on the destination node failed (it "
+			 "allocates with GFP_NOWAIT and __GFP_THISNODE), or the folio was pinned or busy, or it was "
+			 "faulted after DAMON's last pass", off);
+	else
+		snprintf(buf + n, len - n, "no page off its layout");
+	return 0;
 }

@@ -3,8 +3,11 @@
  * lib/damon.c against a stand-in DAMON admin directory ($BWAP_DAMON_ADMIN)
  * and module directory ($BWAP_SYS_MODULE): what the probe says, what the
  * start, commit, settle check and stop write and in which order of
- * outcomes, the rollback when a write fails, and the interleave layout of
- * the dests.  The real sysfs files are the guest test's
+ * outcomes (the regions are the mappings only, DAMON's numbers of regions
+ * untouched; idle between pushes is a pause, or off without the pause
+ * file; a quiet pass drains the LRU batches and waits for one more), the
+ * rollback when a write fails, the words for pages left off the layout,
+ * and the interleave layout of the dests.  The real sysfs files are the guest test's
  * (guest/bwapd-guest-damon, scripts/test-bwapd --damon).
  */
 #include <errno.h>
@@ -60,7 +63,7 @@ static const char *get(const char *rel)
 #define SCH CTX "schemes/0/"
 
 /* The files DAMON's sysfs has once nr_kdamonds, nr_contexts and nr_schemes are 1 (with dests: 6.17+). */
-static void fake_tree(int dests)
+static void fake_tree_pause(int dests, int pause)
 {
 	char cmd[700];
 
@@ -102,6 +105,14 @@ static void fake_tree(int dests)
 	put(SCH "stats/nr_applied", "0\n");
 	if (dests)
 		put(SCH "dests/nr_dests", "0\n");
+	if (pause)
+		put(CTX "pause", "N\n");
+}
+
+/* 7.3's tree: with contexts/0/pause */
+static void fake_tree(int dests)
+{
+	fake_tree_pause(dests, 1);
 }
 
 static void damon_stat(const char *on)
@@ -167,29 +178,30 @@ static void test_start_commit_stop(void)
 	const int w1[4] = { 4, 2, 1, 1 }, w2[4] = { 5, 0, 3, 1 };
 	struct bwap_weights a = weights(4, w1), b = weights(4, w2);
 	struct bwap_damon d;
-	char err[512], rel[128];
+	char err[512], rel[128], why[1024];
+	const unsigned long span = 0x600000;
 	long moved;
 	int ok;
 
 	fake_tree(1);
 	put("kdamonds/0/pid", "4242\n");
-	ok = !bwap_damon_start(&d, 1234, r, 2, &a, err, sizeof(err));
-	CHECK(ok && d.on && d.kdamond_pid == 4242, "start: on, kdamond pid 4242 (%s)", ok ? "" : err);
-	CHECK(!strcmp(get(CTX "operations"), "vaddr") && !strcmp(get(CTX "targets/0/pid_target"), "1234") &&
-	      !strcmp(get(SCH "action"), "migrate_hot") && !strcmp(get("kdamonds/0/state"), "on"),
-	      "start: vaddr on pid 1234, migrate_hot, state on");
-	/* the two adjacent mappings are one region, then three pads */
-	CHECK(!strcmp(get(CTX "targets/0/regions/nr_regions"), "4") &&
-	      !strcmp(get(CTX "monitoring_attrs/nr_regions/max"), "4") &&
-	      !strcmp(get(CTX "monitoring_attrs/nr_regions/min"), "3") &&
+	ok = !bwap_damon_start(&d, getpid(), r, 2, &a, err, sizeof(err));
+	CHECK(ok && d.on && d.kdamond_pid == 4242 && d.can_pause, "start: on, kdamond pid 4242, can pause (%s)",
+	      ok ? "" : err);
+	snprintf(rel, sizeof(rel), "%d", (int)getpid());
+	CHECK(!strcmp(get(CTX "operations"), "vaddr") && !strcmp(get(CTX "targets/0/pid_target"), rel) &&
+	      !strcmp(get(SCH "action"), "migrate_hot") && !strcmp(get("kdamonds/0/state"), "update_schemes_stats") &&
+	      !strcmp(get(CTX "pause"), "N"),
+	      "start: vaddr on our pid, migrate_hot, not paused, state on (then the stats read)");
+	/* the two adjacent mappings are one region, nothing else; DAMON's numbers of regions left alone */
+	CHECK(!strcmp(get(CTX "targets/0/regions/nr_regions"), "1") &&
+	      !strcmp(get(CTX "monitoring_attrs/nr_regions/max"), "0") &&
+	      !strcmp(get(CTX "monitoring_attrs/nr_regions/min"), "0") &&
 	      strtoul(get(CTX "targets/0/regions/0/start"), NULL, 10) == 0x10000000 &&
-	      strtoul(get(CTX "targets/0/regions/0/end"), NULL, 10) == 0x10600000 &&
-	      strtoul(get(CTX "targets/0/regions/1/start"), NULL, 10) >= 1UL << 63 &&
-	      strtoul(get(CTX "targets/0/regions/2/start"), NULL, 10) >
-	      strtoul(get(CTX "targets/0/regions/1/end"), NULL, 10),
-	      "start: regions = the joined mappings + 3 pads, apart; max_nr_regions = their number (%s, %s..%s)",
-	      get(CTX "targets/0/regions/nr_regions"), get(CTX "targets/0/regions/1/start"),
-	      get(CTX "targets/0/regions/1/end"));
+	      strtoul(get(CTX "targets/0/regions/0/end"), NULL, 10) == 0x10600000,
+	      "start: one region, the joined mappings, no pads; nr_regions min and max as DAMON has them (%s; %s, %s)",
+	      get(CTX "targets/0/regions/nr_regions"), get(CTX "monitoring_attrs/nr_regions/min"),
+	      get(CTX "monitoring_attrs/nr_regions/max"));
 	CHECK(!strcmp(get(SCH "dests/nr_dests"), "4") && !strcmp(get(SCH "dests/0/weight"), "4") &&
 	      !strcmp(get(SCH "dests/3/id"), "3") && !strcmp(get(SCH "dests/3/weight"), "1"),
 	      "start: dests are the nodes 0-3 with weights 4,2,1,1");
@@ -198,18 +210,35 @@ static void test_start_commit_stop(void)
 	put(SCH "stats/sz_tried", "0\n");
 	put(SCH "stats/sz_applied", "4194304\n");
 	CHECK(bwap_damon_settled(&d, &moved, err, sizeof(err)) == 0, "settle: pages moved since the last look: not yet");
-	snprintf(rel, sizeof(rel), "%lu\n", (0x600000UL + 3 * 0x600000UL) * 2);
+	snprintf(rel, sizeof(rel), "%lu\n", span * 2);
 	put(SCH "stats/sz_tried", rel);
-	CHECK(bwap_damon_settled(&d, &moved, err, sizeof(err)) == 1 && moved == 1024 &&
-	      !strcmp(get(SCH "action"), "stat") && !strcmp(get("kdamonds/0/state"), "commit"),
-	      "settle: a whole pass moved nothing: settled, 1024 pages moved (%ld), the scheme idles (stat) by commit",
-	      moved);
+	CHECK(bwap_damon_settled(&d, &moved, err, sizeof(err)) == 0 && d.drained && !strcmp(get(CTX "pause"), "N"),
+	      "settle: a quiet pass: the LRU batches drained, one more pass wanted, not paused");
+	/* after the drain DAMON moves 16 pages more (batch folios), then a quiet pass */
+	put(SCH "stats/sz_applied", "4259840\n");
+	snprintf(rel, sizeof(rel), "%lu\n", span * 3);
+	put(SCH "stats/sz_tried", rel);
+	CHECK(bwap_damon_settled(&d, &moved, err, sizeof(err)) == 0, "settle: pages moved after the drain: not yet");
+	snprintf(rel, sizeof(rel), "%lu\n", span * 4);
+	put(SCH "stats/sz_tried", rel);
+	ok = bwap_damon_settled(&d, &moved, err, sizeof(err));
+	CHECK(ok == 1 && moved == 1040 && d.batch_pages == 16 &&
+	      !strcmp(get(CTX "pause"), "Y") && !strcmp(get("kdamonds/0/state"), "commit") &&
+	      !strcmp(get(SCH "action"), "migrate_hot"),
+	      "settle: quiet again: settled, 1040 pages moved (%ld), 16 after the drain (%ld); paused by commit, the "
+	      "action stays migrate_hot (%s)", moved, d.batch_pages, get(SCH "action"));
+	bwap_damon_off_why(&d, 3, why, sizeof(why));
+	CHECK(strstr(why, "16 pages moved only after bwapd drained every CPU's LRU batches") &&
+	      strstr(why, "3 pages off its layout") && strstr(why, "not in an LRU batch") &&
+	      strstr(why, "GFP_NOWAIT and __GFP_THISNODE"),
+	      "the log's words: batch folios said apart, the rest not blamed on LRU batches: %s", why);
 
 	ok = !bwap_damon_commit(&d, r, 2, &b, err, sizeof(err));
 	CHECK(ok && !strcmp(get(SCH "dests/nr_dests"), "3") && !strcmp(get(SCH "dests/1/id"), "2") &&
-	      !strcmp(get(SCH "dests/1/weight"), "3") && !strcmp(get(SCH "action"), "migrate_hot") &&
-	      !strcmp(get("kdamonds/0/state"), "update_schemes_stats") && d.applied_at_commit == 4194304,
-	      "commit: dests 0,2,3 with 5,3,1, migrate_hot, then the stats read after it (%s)", ok ? "" : err);
+	      !strcmp(get(SCH "dests/1/weight"), "3") && !strcmp(get(CTX "pause"), "N") &&
+	      !strcmp(get("kdamonds/0/state"), "update_schemes_stats") && d.applied_at_commit == 4259840 &&
+	      !d.drained && !d.batch_pages,
+	      "commit: dests 0,2,3 with 5,3,1, pause off, then the stats read after it (%s)", ok ? "" : err);
 
 	/* a commit that fails puts the staged files back: no half goes with a later commit */
 	{
@@ -234,6 +263,66 @@ static void test_start_commit_stop(void)
 	CHECK(!bwap_damon_stop(&d, err, sizeof(err)) && !strcmp(get("kdamonds/0/state"), "off") &&
 	      !strcmp(get("kdamonds/nr_kdamonds"), "0") && !d.on,
 	      "stop: state off, nr_kdamonds 0");
+}
+
+/* A kernel without contexts/0/pause: off between pushes, on again at the next. */
+static void test_idle_off(void)
+{
+	struct bwap_range r = { 0x10000000, 0x10400000 };
+	const int w1[2] = { 1, 1 }, w2[2] = { 2, 1 };
+	struct bwap_weights a = weights(2, w1), b = weights(2, w2);
+	struct bwap_damon d;
+	char err[512], rel[64];
+	long moved;
+	int ok;
+
+	fake_tree_pause(1, 0);
+	put("kdamonds/0/pid", "4242\n");
+	ok = !bwap_damon_start(&d, getpid(), &r, 1, &a, err, sizeof(err));
+	CHECK(ok && !d.can_pause, "no pause file: started, cannot pause (%s)", ok ? "" : err);
+	snprintf(rel, sizeof(rel), "%lu\n", 0x400000UL);
+	put(SCH "stats/sz_tried", rel);
+	bwap_damon_settled(&d, &moved, err, sizeof(err));
+	snprintf(rel, sizeof(rel), "%lu\n", 0x800000UL);
+	put(SCH "stats/sz_tried", rel);
+	put("kdamonds/0/state", "on\n");
+	ok = bwap_damon_settled(&d, &moved, err, sizeof(err));
+	CHECK(ok == 1 && !strcmp(get("kdamonds/0/state"), "off") &&
+	      !strcmp(get(SCH "action"), "migrate_hot") && !strcmp(get("kdamonds/nr_kdamonds"), "1"),
+	      "settled without a pause file: the kdamond is off, its tree kept (state %s)", get("kdamonds/0/state"));
+	put("kdamonds/0/pid", "-1\n");
+	put(SCH "stats/sz_applied", "0\n");
+	put(SCH "stats/sz_tried", "0\n");
+	ok = !bwap_damon_commit(&d, &r, 1, &b, err, sizeof(err));
+	CHECK(ok && !strcmp(get(SCH "dests/0/weight"), "2") && d.applied_at_commit == 0,
+	      "the next push turns it on again with the new dests, counting from zero (%s)", ok ? "" : err);
+}
+
+/* Pages that go back and forth: after BWAP_DAMON_MAX_PASSES passes bwapd stops waiting, and says why. */
+static void test_unsettled(void)
+{
+	struct bwap_range r = { 0x10000000, 0x10400000 };
+	const int w1[2] = { 1, 1 };
+	struct bwap_weights a = weights(2, w1);
+	struct bwap_damon d;
+	char err[512], rel[64], why[1024];
+	long moved = -1;
+	int i, r1 = 0;
+
+	fake_tree(1);
+	put("kdamonds/0/pid", "4242\n");
+	bwap_damon_start(&d, getpid(), &r, 1, &a, err, sizeof(err));
+	for (i = 1; i <= BWAP_DAMON_MAX_PASSES && !r1; i++) {
+		snprintf(rel, sizeof(rel), "%lu\n", i * 0x400000UL);
+		put(SCH "stats/sz_tried", rel);
+		snprintf(rel, sizeof(rel), "%d\n", i * 2 * 2097152);
+		put(SCH "stats/sz_applied", rel);
+		r1 = bwap_damon_settled(&d, &moved, err, sizeof(err));
+	}
+	bwap_damon_off_why(&d, 0, why, sizeof(why));
+	CHECK(r1 == 1 && i - 1 == BWAP_DAMON_MAX_PASSES && d.unsettled && strstr(why, "go back and forth") &&
+	      !strcmp(get(CTX "pause"), "Y"),
+	      "two THPs moved in every pass: bwapd stops waiting after %d passes and pauses DAMON: %s", i - 1, why);
 }
 
 static void test_start_rollback(void)
@@ -315,6 +404,8 @@ int main(void)
 	setenv("BWAP_SYS_MODULE", modules, 1);
 	test_probe();
 	test_start_commit_stop();
+	test_idle_off();
+	test_unsettled();
 	test_start_rollback();
 	test_remove_left();
 	test_layout();
