@@ -75,10 +75,11 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	/*
 	 * max_clients_per_user: connections one uid may hold open at once,
 	 * waits included; a user past it is closed at once, and the others
-	 * are served as before.  128 lets a 128-rank task of one user wait
-	 * on each rank; bwapd needs a fd per connection (LimitNOFILE).
+	 * are served as before.  A Slurm task holds two at its start (its
+	 * attach, and a wait for its first push): 1024 covers 512 tasks of
+	 * one user on a node.  A fd each (LimitNOFILE 65536 in the unit).
 	 */
-	c->max_clients_per_user = 256;
+	c->max_clients_per_user = 1024;
 	/*
 	 * wait_timeout: the longest a "wait" request (bwapctl status --wait)
 	 * is held; then bwapd answers "error: wait ... timed out" and frees
