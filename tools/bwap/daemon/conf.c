@@ -53,8 +53,11 @@ void bwapd_conf_defaults(struct bwapd_conf *c)
 	 * client_timeout: a control client sends one line and reads one
 	 * reply; one that takes longer is closed.  bwapd serves the others
 	 * meanwhile, so this only bounds how long a stuck client holds a fd.
+	 * 5 s, the Slurm plugin's own bound on an attach: a task slow to
+	 * send its line on a loaded node (128 starting at once) is still
+	 * heard, where a shorter one closed it and failed the task.
 	 */
-	c->client_timeout = 2.0;
+	c->client_timeout = 5.0;
 	/*
 	 * write_global_weights: on a kernel without the BWAP series, bwapd's
 	 * DAMON backend (kernel-side migration by a DAMON scheme) writes each
