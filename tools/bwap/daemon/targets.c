@@ -1860,8 +1860,8 @@ void targets_save(void)
  * At start: the targets the last bwapd recorded that still run (same pid,
  * same start time, same owner) are taken back, their search started
  * over from its start DWP.  A progress file or phase file cannot come
- * back (its descriptor went with the old bwapd): such a target is tuned
- * on the default signal, and the log says so.
+ * back (its descriptor went with the old bwapd): such a target is taken
+ * back on the default signal (bwapd(8) says so).
  */
 void targets_adopt(void)
 {
