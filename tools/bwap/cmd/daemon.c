@@ -110,16 +110,7 @@ static void pid_word(long pid, char *word, size_t len, int *fds, int *nfds)
 
 static int request_timeout(const char *subcmd, const char *state_dir, const char *req, int timeout_ms)
 {
-	char err[1024], *reply = bwap_ctl_request_timeout(state_dir, req, timeout_ms, err, sizeof(err));
-	int rc;
-
-	if (!reply) {
-		cli_error(subcmd, "%s", err);
-		return 1;
-	}
-	rc = show_reply(subcmd, reply);
-	free(reply);
-	return rc;
+	return request_fds(subcmd, state_dir, req, NULL, 0, timeout_ms);
 }
 
 static int request(const char *subcmd, const char *state_dir, const char *req)
@@ -297,18 +288,9 @@ int cmd_detach(int argc, char **argv)
 /* utime + stime of pid in seconds, from /proc/PID/stat; -1 if gone. */
 static double proc_cpu(long pid)
 {
-	char path[64], *text, *p;
-	unsigned long long ut, st;
-	double r = -1;
+	struct bwap_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	text = bwap_read_file(path, NULL);
-	/* fields after the ")" of comm: state is field 3, utime 14, stime 15 */
-	if (text && (p = strrchr(text, ')')) &&
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
-		r = (double)(ut + st) / sysconf(_SC_CLK_TCK);
-	free(text);
-	return r;
+	return bwap_proc_stat((pid_t)pid, &st) ? -1 : st.cpu_seconds;
 }
 
 static double mono(void)

@@ -142,22 +142,18 @@ int bwapd_conf_set(struct bwapd_conf *c, const char *key, const char *v, char *e
 		strcpy(c->perf_event, v);
 		return 0;
 	}
-	if (!strcmp(key, "keep_search_logs")) {
-		if (strcmp(v, "yes") && strcmp(v, "no")) {
-			snprintf(err, errlen, "keep_search_logs = '%s': expected yes or no", v);
-			return -1;
-		}
-		c->keep_search_logs = v[0] == 'y';
-		return 0;
+#define YES_NO(name, field)							\
+	if (!strcmp(key, name)) {						\
+		if (strcmp(v, "yes") && strcmp(v, "no")) {			\
+			snprintf(err, errlen, "%s = '%s': expected yes or no", key, v); \
+			return -1;						\
+		}								\
+		field = v[0] == 'y';						\
+		return 0;							\
 	}
-	if (!strcmp(key, "write_global_weights")) {
-		if (strcmp(v, "yes") && strcmp(v, "no")) {
-			snprintf(err, errlen, "write_global_weights = '%s': expected yes or no", v);
-			return -1;
-		}
-		c->write_global_weights = v[0] == 'y';
-		return 0;
-	}
+	YES_NO("keep_search_logs", c->keep_search_logs)
+	YES_NO("write_global_weights", c->write_global_weights)
+#undef YES_NO
 	if (!strcmp(key, "perf_raw_event")) {
 		char *end;
 

@@ -196,13 +196,15 @@ static struct target *free_slot(char *err, size_t errlen)
 	return more[bwapd.nr_slots++];
 }
 
+/* Slurm's named steps, in the order of their ids from SLURM_STEP_SPECIAL_FIRST on */
+#define SLURM_STEP_SPECIAL_FIRST 0xfffffffaLL
+static const char *const slurm_special_steps[] = { "interactive", "batch", "extern", "pending" };
+
 /* "4242.3", "4242.batch": a step as Slurm prints it. */
 static char *job_step_str(const struct target *t, char *buf, size_t len)
 {
-	static const char *const special[] = { "interactive", "batch", "extern", "pending" };
-
-	if (t->step >= 0xfffffffaLL && t->step <= 0xfffffffdLL)
-		snprintf(buf, len, "%lld.%s", t->job, special[t->step - 0xfffffffaLL]);
+	if (t->step >= SLURM_STEP_SPECIAL_FIRST && t->step <= SLURM_STEP_SPECIAL_FIRST + 3)
+		snprintf(buf, len, "%lld.%s", t->job, slurm_special_steps[t->step - SLURM_STEP_SPECIAL_FIRST]);
 	else if (t->step >= 0)
 		snprintf(buf, len, "%lld.%lld", t->job, t->step);
 	else
@@ -988,7 +990,6 @@ static void phase_tick(struct target *t)
  */
 static int check_slurm_ids(struct target *t, pid_t pid, char *err, size_t errlen)
 {
-	static const char *const special[] = { "interactive", "batch", "extern", "pending" };
 	char path[64], *text, *p;
 	long long job = -1, step = -1;
 
@@ -1003,8 +1004,8 @@ static int check_slurm_ids(struct target *t, pid_t pid, char *err, size_t errlen
 		if (*p >= '0' && *p <= '9')
 			step = strtoll(p, NULL, 10);
 		for (int i = 0; i < 4; i++)
-			if (!strncmp(p, special[i], strlen(special[i])))
-				step = 0xfffffffaLL + i;
+			if (!strncmp(p, slurm_special_steps[i], strlen(slurm_special_steps[i])))
+				step = SLURM_STEP_SPECIAL_FIRST + i;
 	}
 	free(text);
 	if (job < 0) {
@@ -1772,18 +1773,10 @@ void follow_children(void)
  */
 struct target *follow_pid(pid_t pid)
 {
-	char path[64], *text, *p;
+	struct bwap_proc_stat st;
 	struct target *parent;
-	long ppid = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = bwap_read_file(path, NULL);
-	/* the fields after the command, which may hold spaces and parentheses */
-	p = text ? strrchr(text, ')') : NULL;
-	if (p)
-		sscanf(p + 1, " %*c %ld", &ppid);
-	free(text);
-	parent = ppid > 0 ? find_target((pid_t)ppid) : NULL;
+	parent = !bwap_proc_stat(pid, &st) && st.ppid > 0 ? find_target((pid_t)st.ppid) : NULL;
 	if (!parent || !parent->follow)
 		return NULL;
 	follow_one(parent, pid);
@@ -1794,20 +1787,12 @@ struct target *follow_pid(pid_t pid)
 
 static int targets_dirty;
 
-/* Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot; 0 if gone. */
+/* When the process started (/proc/PID/stat), in clock ticks after boot; 0 if gone. */
 static unsigned long long start_time(pid_t pid)
 {
-	char path[64], *text, *p;
-	unsigned long long st = 0;
+	struct bwap_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	text = bwap_read_file(path, NULL);
-	p = text ? strrchr(text, ')') : NULL;
-	if (p)
-		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		       &st);
-	free(text);
-	return st;
+	return bwap_proc_stat(pid, &st) ? 0 : st.start_time;
 }
 
 void targets_changed(void)

@@ -919,6 +919,14 @@ int bwap_search_log_read(const char *path, struct bwap_tuner_point *pts, int max
 
 /* Read a whole file into a NUL-terminated malloc()ed buffer; NULL on error (errno). */
 char *bwap_read_file(const char *path, size_t *len);
+/* What /proc/PID/stat says of a process (the fields after its command). */
+struct bwap_proc_stat {
+	long ppid;
+	double cpu_seconds;		/* utime + stime */
+	unsigned long long start_time;	/* clock ticks after boot: tells a reused pid from the process */
+};
+/* 0, or -1 if pid is gone (or the file does not parse). */
+int bwap_proc_stat(pid_t pid, struct bwap_proc_stat *st);
 /* /proc/vmstat mpol_rebalance_moved, or -1 where the kernel has no such line. */
 long bwap_vmstat_moved(void);
 

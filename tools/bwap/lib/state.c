@@ -171,3 +171,23 @@ long bwap_vmstat_moved(void)
 	free(text);
 	return v;
 }
+
+int bwap_proc_stat(pid_t pid, struct bwap_proc_stat *st)
+{
+	char path[64], *text, *p;
+	unsigned long long ut, stime, start;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	text = bwap_read_file(path, NULL);
+	/* the fields after the command, which may hold spaces and parentheses */
+	p = text ? strrchr(text, ')') : NULL;
+	ok = p && sscanf(p + 1, " %*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+			 &st->ppid, &ut, &stime, &start) == 4;
+	free(text);
+	if (!ok)
+		return -1;
+	st->cpu_seconds = (double)(ut + stime) / sysconf(_SC_CLK_TCK);
+	st->start_time = start;
+	return 0;
+}

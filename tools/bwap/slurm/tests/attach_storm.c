@@ -41,22 +41,9 @@ static int cmp(const void *a, const void *b)
 /* bwapd's CPU seconds (utime + stime) */
 static double cpu_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long ut = 0, st = 0;
-	FILE *f;
+	struct bwap_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	p = strrchr(buf, ')');
-	if (p)
-		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
-	return (ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return bwap_proc_stat(pid, &st) ? -1 : st.cpu_seconds;
 }
 
 int main(int argc, char **argv)
