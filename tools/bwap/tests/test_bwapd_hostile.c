@@ -46,75 +46,18 @@
 #include "bwap.h"
 #include "tap.h"
 #include "fake_bwapd.h"
+#include "real_bwapd.h"
 
 #define NOBODY 65534
 #define SECRET "TOPSECRET-7f3a"
 
 static char dir[64], udir[96], logpath[128];
 static pid_t daemon_pid;
-static const char *matrix_text = "bwap-matrix 1\nnodes 1\nbw 0: 10000\n";
 
 /* bwapd as root with extra --set options, its descriptor limit nofile (0: as is); 0 once ready. */
 static int start_bwapd(const char *const *sets, rlim_t nofile)
 {
-	char exe[PATH_MAX], bwapd[PATH_MAX + 16], matrix[128], conf[128], fdarg[16], buf[16];
-	const char *argv[40], *bin = getenv("BWAPD_BIN");
-	int ready[2], argc = 0;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	FILE *f;
-
-	exe[n > 0 ? n : 0] = '\0';
-	snprintf(bwapd, sizeof(bwapd), "%s/../bwapd", dirname(exe));
-	snprintf(matrix, sizeof(matrix), "%s/matrix", dir);
-	f = fopen(matrix, "w");
-	if (!f)
-		return -1;
-	fputs(matrix_text, f);
-	fclose(f);
-	snprintf(conf, sizeof(conf), "%s/bwapd.conf", dir);
-	f = fopen(conf, "w");
-	if (!f)
-		return -1;
-	fclose(f);
-	if (pipe(ready))
-		return -1;
-	snprintf(fdarg, sizeof(fdarg), "%d", ready[1]);
-	argv[argc++] = bin ? bin : bwapd;
-	argv[argc++] = "--config";
-	argv[argc++] = conf;
-	argv[argc++] = "--state-dir";
-	argv[argc++] = dir;
-	argv[argc++] = "--matrix";
-	/* $BWAPD_MATRIX: the machine's own (the guest's topology), else a 1-node matrix */
-	argv[argc++] = getenv("BWAPD_MATRIX") ? getenv("BWAPD_MATRIX") : matrix;
-	argv[argc++] = "--signal";
-	argv[argc++] = "model";
-	argv[argc++] = "--set";
-	argv[argc++] = "interval=600";
-	argv[argc++] = "--ready-fd";
-	argv[argc++] = fdarg;
-	for (int i = 0; sets && sets[i]; i++) {
-		argv[argc++] = "--set";
-		argv[argc++] = sets[i];
-	}
-	argv[argc] = NULL;
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		struct rlimit rl = { nofile, nofile };
-
-		close(ready[0]);
-		dup2(fd, 2);
-		dup2(fd, 1);
-		if (nofile && setrlimit(RLIMIT_NOFILE, &rl))
-			_exit(126);
-		execv(argv[0], (char **)argv);
-		_exit(127);
-	}
-	close(ready[1]);
-	n = read(ready[0], buf, sizeof(buf));
-	close(ready[0]);
-	return n > 0 ? 0 : -1;
+	return real_bwapd_start(dir, logpath, NULL, sets, nofile, &daemon_pid);
 }
 
 static void stop_bwapd(void)
@@ -160,20 +103,28 @@ static int daemon_fds(void)
 }
 
 /*
- * Run fn as nobody in a child; its TAP lines go to our stdout, numbered
- * on from ours, and its count and failures come back through a pipe.
- * fd, if >= 0, goes to the child as fds 3 and 4 (a pipe pair to talk).
+ * A child that runs fn as nobody; its TAP lines go to our stdout,
+ * numbered on from ours, and its count and failures come back through a
+ * pipe when nobody_end() waits for it.
  */
-static void as_nobody(void (*fn)(void))
+struct nobody {
+	pid_t pid;
+	int fd;			/* the pipe the counts come back on */
+	int failed0;		/* tap_failed at the start, which the child's count includes */
+};
+
+static int nobody_start(void (*fn)(void), struct nobody *nb)
 {
-	int counts[2] = { 0, 0 }, pfd[2];
-	pid_t p;
+	int pfd[2];
 
 	fflush(stdout);
 	if (pipe(pfd))
-		return;
-	p = fork();
-	if (!p) {
+		return -1;
+	nb->failed0 = tap_failed;
+	nb->pid = fork();
+	if (!nb->pid) {
+		int counts[2];
+
 		close(pfd[0]);
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(99);
@@ -186,14 +137,32 @@ static void as_nobody(void (*fn)(void))
 		_exit(0);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], counts, sizeof(counts)) == sizeof(counts)) {
-		tap_failed = counts[1];
-		tap_n = counts[0];
+	nb->fd = pfd[0];
+	return 0;
+}
+
+/* The child's checks counted in ours (the parent may have made its own meanwhile). */
+static void nobody_end(struct nobody *nb)
+{
+	int counts[2];
+
+	if (read(nb->fd, counts, sizeof(counts)) == sizeof(counts)) {
+		tap_failed += counts[1] - nb->failed0;
+		if (counts[0] > tap_n)
+			tap_n = counts[0];
 	} else {
 		CHECK(0, "the nobody child ran to its end");
 	}
-	close(pfd[0]);
-	waitpid(p, NULL, 0);
+	close(nb->fd);
+	waitpid(nb->pid, NULL, 0);
+}
+
+static void as_nobody(void (*fn)(void))
+{
+	struct nobody nb;
+
+	if (!nobody_start(fn, &nb))
+		nobody_end(&nb);
 }
 
 #define CCHECK CHECK
@@ -532,27 +501,11 @@ int main(void)
 	if (pipe(c2p) || pipe(p2c))
 		return 1;
 	{
-		int counts[2] = { 0, 0 }, pfd[2], f0 = tap_failed;
-		pid_t p;
+		struct nobody nb;
 		char c;
 
-		fflush(stdout);
-		if (pipe(pfd))
+		if (nobody_start(flood_child, &nb))
 			return 1;
-		p = fork();
-		if (!p) {
-			close(pfd[0]);
-			if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
-				_exit(99);
-			flood_child();
-			fflush(stdout);
-			counts[0] = tap_n;
-			counts[1] = tap_failed;
-			if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
-				_exit(98);
-			_exit(0);
-		}
-		close(pfd[1]);
 		if (read(c2p[0], &c, 1) != 1)
 			c = 0;
 		/* the child's one check comes first in its numbering: count it, then ours */
@@ -560,10 +513,7 @@ int main(void)
 		CHECK(c == 'f' && pings(1000), "root's ping is answered while nobody holds its 20 connections");
 		if (write(p2c[1], "g", 1) != 1)
 			perror("pipe");
-		if (read(pfd[0], counts, sizeof(counts)) == sizeof(counts))
-			tap_failed += counts[1] - f0;
-		close(pfd[0]);
-		waitpid(p, NULL, 0);
+		nobody_end(&nb);
 	}
 	as_nobody(self_target);
 
@@ -585,8 +535,7 @@ int main(void)
 	if (daemon_pid) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		int fds[80], n = 0;
-		char stat_path[64], *text, *p;
-		unsigned long long u0 = 0, s0 = 0, u1 = 0, s1 = 0;
+		struct bwap_proc_stat cpu0 = { 0 }, cpu1 = { 0 };
 		double t0, t1;
 		struct timespec second = { 1, 0 };
 
@@ -598,21 +547,14 @@ int main(void)
 			else if (fds[n] >= 0)
 				close(fds[n]);
 		}
-		snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)daemon_pid);
-		text = bwap_read_file(stat_path, NULL);
-		if (text && (p = strrchr(text, ')')))
-			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &u0, &s0);
-		free(text);
+		bwap_proc_stat(daemon_pid, &cpu0);
 		t0 = test_mono();
 		/* a measurement window, not synchronisation */
 		nanosleep(&second, NULL);
 		t1 = test_mono();
-		text = bwap_read_file(stat_path, NULL);
-		if (text && (p = strrchr(text, ')')))
-			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &u1, &s1);
-		free(text);
+		bwap_proc_stat(daemon_pid, &cpu1);
 		{
-			double cpu = (double)(u1 + s1 - u0 - s0) / sysconf(_SC_CLK_TCK) / (t1 - t0);
+			double cpu = (cpu1.cpu_seconds - cpu0.cpu_seconds) / (t1 - t0);
 
 			CHECK(n > 40 && cpu < 0.3, "with %d connections and 64 descriptors bwapd does not spin: %.0f%% "
 			      "of a core over %.2f s", n, 100 * cpu, t1 - t0);
