@@ -171,16 +171,24 @@ kernel_source_complete() {
 # the tarball and the configs into KERNEL_SRC_DIR, then record VERSION.
 # What is already there at VERSION is kept (the tarball of a 7.3
 # directory made before the config was fetched too).
+# kernel_deb_fetch PKG VER DIR: download PKG=VER into DIR with the private
+# apt configuration and check the .deb is that version; prints its path.
+kernel_deb_fetch() {
+	local deb
+	(cd "$3" && apt-get "${PRIVATE_APT[@]}" download "$1=$2" >/dev/null) ||
+		die "apt-get download $1=$2 failed; check the network"
+	deb=$(ls "$3/${1}_"*.deb)
+	[ "$(dpkg-deb -f "$deb" Version)" = "$2" ] || die "$deb is not $1 $2"
+	echo "$deb"
+}
+
 kernel_source_fetch() {
 	local ver=$1 dl=$KERNEL_SRC_DIR/apt/deb deb tarball=${KERNEL_TARBALL##*/} have
 	have=$(kernel_source_version)
 	mkdir -p "$dl"
 	if [ "$have" != "$ver" ] || [ ! -r "$KERNEL_TARBALL" ]; then
 		log "setup: downloading $KERNEL_SOURCE_PKG $ver (about 150 MB)"
-		(cd "$dl" && apt-get "${PRIVATE_APT[@]}" download "$KERNEL_SOURCE_PKG=$ver" >/dev/null) ||
-			die "apt-get download $KERNEL_SOURCE_PKG=$ver failed; check the network"
-		deb=$(ls "$dl/${KERNEL_SOURCE_PKG}_"*.deb)
-		[ "$(dpkg-deb -f "$deb" Version)" = "$ver" ] || die "$deb is not $KERNEL_SOURCE_PKG $ver"
+		deb=$(kernel_deb_fetch "$KERNEL_SOURCE_PKG" "$ver" "$dl") || exit 1
 		# The record goes first: it never names a tarball it is not.
 		rm -f "$KERNEL_SRC_DIR/version" "$KERNEL_TARBALL"
 		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -O "./usr/src/$tarball" > "$KERNEL_TARBALL.tmp" &&
@@ -189,10 +197,7 @@ kernel_source_fetch() {
 		rm -f "$deb"
 	fi
 	log "setup: downloading $KERNEL_CONFIG_PKG $ver"
-	(cd "$dl" && apt-get "${PRIVATE_APT[@]}" download "$KERNEL_CONFIG_PKG=$ver" >/dev/null) ||
-		die "apt-get download $KERNEL_CONFIG_PKG=$ver failed; check the network"
-	deb=$(ls "$dl/${KERNEL_CONFIG_PKG}_"*.deb)
-	[ "$(dpkg-deb -f "$deb" Version)" = "$ver" ] || die "$deb is not $KERNEL_CONFIG_PKG $ver"
+	deb=$(kernel_deb_fetch "$KERNEL_CONFIG_PKG" "$ver" "$dl") || exit 1
 	rm -rf "$KERNEL_CONFIG_DIR" "$KERNEL_SRC_DIR/config.tmp"
 	mkdir -p "$KERNEL_SRC_DIR/config.tmp"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$KERNEL_SRC_DIR/config.tmp" "./usr/src/$KERNEL_CONFIG_PKG" ||
