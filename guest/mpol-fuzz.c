@@ -416,6 +416,7 @@ static unsigned long sc_calls[NR_SC], sc_ok[NR_SC];
 static unsigned long errno_hist[NR_SC][MAX_ERRNO + 1];
 static unsigned long mismatches, bad_returns, checks, strict_eio;
 static unsigned int last_mbind_flags;
+static int last_mbind_rebalance;	/* MPOL_ARGS_REBALANCE in the last mbind2()'s struct */
 
 /*
  * The struct size rules, checked where the flags let the call reach them:
@@ -673,13 +674,16 @@ static void build_args(struct built_args *b, int for_get)
 			1U << 12, 1U << 11, (1U << 12) | MPOL_F_STATIC_NODES }));
 	else
 		a->mode_flags = chance(70) ? 1U << below(16) : (unsigned short)rnd();
-	/* the flags word: home node, global weights, both, stray bits */
+	/* the flags word: home node, global weights, rebalance, stray bits */
 	if (!ODD(40))
 		a->flags = 0;
 	else if (chance(60))
 		a->flags = PICK(((const unsigned long long[]){
 			MPOL_ARGS_HOME_NODE, MPOL_ARGS_GLOBAL_WEIGHTS,
-			MPOL_ARGS_HOME_NODE | MPOL_ARGS_GLOBAL_WEIGHTS }));
+			MPOL_ARGS_HOME_NODE | MPOL_ARGS_GLOBAL_WEIGHTS,
+			/* mbind2()'s rebalance: EINVAL for the other two calls */
+			MPOL_ARGS_REBALANCE, MPOL_ARGS_REBALANCE | MPOL_ARGS_HOME_NODE,
+			MPOL_ARGS_REBALANCE | MPOL_ARGS_GLOBAL_WEIGHTS }));
 	else
 		a->flags = chance(70) ? 1ULL << below(64) : rnd();
 	a->home_node = !ODD(30) ? -1 : chance(70) ? PICK(homes) :
@@ -757,9 +761,9 @@ static unsigned int pick_mbind_flags(void)
 {
 	const unsigned int valid[] = {
 		0, MPOL_MF_MOVE, MPOL_MF_MOVE_ALL, MPOL_MF_STRICT,
-		MPOL_MF_STRICT | MPOL_MF_MOVE, MPOL_MF_REBALANCE,
-		MPOL_MF_REBALANCE | MPOL_MF_MOVE_ALL, MPOL_MF_REBALANCE | MPOL_MF_MOVE,
-		MPOL_MF_REBALANCE | MPOL_MF_STRICT, MPOL_MF_LAZY,
+		MPOL_MF_STRICT | MPOL_MF_MOVE, MPOL_MF_MOVE_ALL | MPOL_MF_STRICT,
+		MPOL_MF_LAZY,
+		1U << 8,	/* where the rebalance was before it moved to the struct */
 	};
 
 	if (!ODD(25))
@@ -836,9 +840,13 @@ static long call_mbind(void)
 	snprintf(desc, sizeof(desc), "mbind2(start=arena%+ld, len=%lu, ",
 		 (long)(start - (unsigned long)arena), len);
 	build_args(&b, 0);
+	/* sane rebalances: an interleave policy over the range, moved to its weights */
+	if (sane && chance(30))
+		((struct mpol_args *)args_buf)->flags |= MPOL_ARGS_REBALANCE;
+	last_mbind_rebalance = !!(((struct mpol_args *)args_buf)->flags & MPOL_ARGS_REBALANCE);
 	snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), ", flags=0x%x)", flags);
-	expect(flags & ~(unsigned int)(MPOL_MF_VALID | MPOL_MF_REBALANCE) ? EINVAL :
-	       (flags & MPOL_MF_REBALANCE) && !have_rebalance ? EOPNOTSUPP : 0,
+	/* the rebalance is in the struct: its EOPNOTSUPP comes after the size rules */
+	expect(flags & ~(unsigned int)MPOL_MF_VALID ? EINVAL : 0,
 	       MPOL_ARGS_SIZE_VER0, have_mpol2);
 	return sys_mbind2((void *)start, len, b.args, b.size, flags);
 }
@@ -1300,10 +1308,14 @@ int main(int argc, char **argv)
 	errno = 0;
 	have_reweight = have_mpol_reweight();
 	have_mpol2 = wi_have_mempolicy2();
-	/* flags before the struct: EOPNOTSUPP without the rebalance, else EINVAL (size 0) */
-	errno = 0;
-	have_rebalance = !(sys_mbind2(NULL, 0, NULL, 0, MPOL_MF_REBALANCE) == -1 &&
-			   errno == EOPNOTSUPP);
+	/* EOPNOTSUPP without the rebalance, else EINVAL (MPOL_DEFAULT gives no shares) */
+	{
+		struct mpol_args probe = { .mode = MPOL_DEFAULT, .flags = MPOL_ARGS_REBALANCE };
+
+		errno = 0;
+		have_rebalance = !(sys_mbind2(NULL, 0, &probe, sizeof(probe), 0) == -1 &&
+				   errno == EOPNOTSUPP);
+	}
 
 	printf("TAP version 13\n");
 	printf("# mpol-fuzz: seed %lu, %lu calls, %d memory nodes (highest %d), arena %d slots x %d pages\n",
@@ -1404,7 +1416,8 @@ int main(int argc, char **argv)
 			}
 		} else if (sc == SC_MBIND && err == EIO &&
 			   (last_mbind_flags & MPOL_MF_STRICT) &&
-			   (last_mbind_flags & (MPOL_MF_MOVE | MPOL_MF_MOVE_ALL | MPOL_MF_REBALANCE))) {
+			   ((last_mbind_flags & (MPOL_MF_MOVE | MPOL_MF_MOVE_ALL)) ||
+			    last_mbind_rebalance)) {
 			/*
 			 * mbind(2): with MPOL_MF_STRICT and a move flag, EIO means
 			 * the policy was installed but some pages did not move.

@@ -993,7 +993,7 @@ static int thp_scenarios_run(void)
 /* ---- the counting walk's cost ---------------------------------------------- */
 /*
  * Instructions per resident page of a rebalance that finds nothing to move:
- * mbind2(MPOL_MF_REBALANCE) of the weights the range already has, so the
+ * mbind2() with MPOL_ARGS_REBALANCE of the weights the range already has, so the
  * call is the counting walk alone.  In base pages, and in 64 KiB mTHPs
  * (16 PTEs of one folio, which the walk takes together).
  */
@@ -1033,7 +1033,7 @@ static int walk_cost_one(const char *label, const char *mthp)
 	for (r = 0; r < repeats; r++) {
 		long long t0 = now_ns();
 
-		if (wi_mbind2_nodes(p, npages * PG, nodes, nn, w, MPOL_MF_REBALANCE)) {
+		if (wi_mbind2_nodes(p, npages * PG, nodes, nn, w, WI_REBALANCE)) {
 			perror("rebalance-bench: mbind2 rebalance");
 			exit(2);
 		}

@@ -4,7 +4,7 @@
  *
  * Interleave weights steer only new allocations, and mbind(MPOL_MF_MOVE)
  * only moves pages off nodes outside the nodemask.  A rebalance (mbind2(2)
- * with MPOL_MF_REBALANCE, process_mpol_reweight(2) with
+ * with MPOL_ARGS_REBALANCE, process_mpol_reweight(2) with
  * MPOL_REWEIGHT_REBALANCE) instead gives every node of a VMA its
  * largest-remainder share of the VMA's resident pages, moving exactly
  * sum(max(0, current - target)) pages: a page moves only off a node above

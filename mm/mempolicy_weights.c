@@ -433,20 +433,28 @@ void mpol_weights_fill(struct mpol_weights *w, const u8 *weight)
  * mpol_show_own_weights - append " il_weights=N:W,..." for /proc/PID/numa_maps
  * @m: the seq_file
  * @pol: the policy, or NULL
+ * @task_mm: the mm of the task whose task policy @pol is, NULL for a VMA
+ *	policy
  *
- * Prints nothing for a policy without its own weights, so existing lines
- * are unchanged.  Only nodes in the policy's nodemask are listed.
+ * Prints nothing for a policy without weights of its own, so existing
+ * lines are unchanged.  A task policy shows the weights a reweight of
+ * @task_mm gave it, as get_mempolicy2() reports them.  Only nodes in the
+ * policy's nodemask are listed.
  */
-void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol)
+void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol,
+			   struct mm_struct *task_mm)
 {
-	const u8 *own;
+	const u8 *own = NULL;
 	char sep = '=';
 	int nid;
 
 	if (!pol || pol->mode != MPOL_WEIGHTED_INTERLEAVE)
 		return;
 	rcu_read_lock();
-	own = mpol_own_weights(pol);
+	if (task_mm)
+		own = mpol_task_weights_for(task_mm, pol);
+	if (!own)
+		own = mpol_own_weights(pol);
 	if (own) {
 		seq_puts(m, " il_weights");
 		for_each_node_mask(nid, pol->nodes) {

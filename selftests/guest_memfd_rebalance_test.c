@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Rebalance does not cover KVM guest_memfd: process_mpol_reweight() leaves
- * a guest_memfd's shared policy as it was, and MPOL_MF_REBALANCE (from
+ * a guest_memfd's shared policy as it was, and a rebalance (from
  * process_mpol_reweight() and from mbind2()) neither counts nor moves its
  * pages, since guest_memfd memory cannot migrate.  Its pages stay on their
  * nodes exactly, the mpol_rebalance_* counters and the return values do
@@ -201,7 +201,7 @@ static void expect_policy(struct __test_metadata *_metadata,
 }
 
 /*
- * process_mpol_reweight() to 4,2,1,1 with MPOL_MF_REBALANCE: the anonymous
+ * process_mpol_reweight() to 4,2,1,1 with MPOL_REWEIGHT_REBALANCE: the anonymous
  * VMA goes from 100 a node to 200/100/50/50 (100 pages moved, the
  * minimum).  The guest_memfd, rebound to 1,2,3,4 without moving (so 80 of
  * its pages sit off their shares, which a rebalance that covered it would
@@ -232,7 +232,7 @@ TEST_F(gmem, reweight_rebalance_leaves_guest_memfd_policy_and_pages)
 }
 
 /*
- * mbind2() to 1,2,3,4 with MPOL_MF_REBALANCE | MPOL_MF_STRICT over both
+ * mbind2() to 1,2,3,4 with WI_REBALANCE | MPOL_MF_STRICT over both
  * VMAs: the new policy reaches the guest_memfd (as mbind(2) sets it), but
  * its pages neither move nor count as not moved, so the call returns 0
  * rather than EIO; the anonymous VMA goes from 100 a node to 40/80/120/160
@@ -245,7 +245,7 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 	fault_region(_metadata, self);
 	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->region, 2 * self->len, 1, 2, 3, 4,
-			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
+			  WI_REBALANCE | MPOL_MF_STRICT));
 	wi_rebalance_stat_read(&self->after);
 
 	expect_anon(_metadata, self, 40, 80, 120, 160);
@@ -258,7 +258,7 @@ TEST_F(gmem, mbind2_rebalance_strict_skips_guest_memfd_pages)
 	expect_policy(_metadata, self, self->gmem, 1, 2, 3, 4);
 }
 
-/* mbind2() with MPOL_MF_REBALANCE on the guest_memfd alone: nothing counted. */
+/* mbind2()'s rebalance of the guest_memfd alone: nothing counted. */
 TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 {
 	struct wi_rebalance_stat d;
@@ -266,7 +266,7 @@ TEST_F(gmem, mbind2_rebalance_of_guest_memfd_alone_counts_nothing)
 	fault_region(_metadata, self);
 	wi_rebalance_stat_read(&self->before);
 	EXPECT_EQ(0, bind(self, self->gmem, self->len, 0, 0, 0, 1,
-			  MPOL_MF_REBALANCE | MPOL_MF_STRICT));
+			  WI_REBALANCE | MPOL_MF_STRICT));
 	wi_rebalance_stat_read(&self->after);
 
 	expect_gmem_unmoved(_metadata, self);

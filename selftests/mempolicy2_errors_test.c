@@ -213,7 +213,10 @@ BAD(set_size_below_ver0, SET, EINVAL) { c->size = 16; }
 /* The struct before it had a flags field. */
 BAD(set_size_without_flags, SET, EINVAL) { c->size = 32; }
 
-BAD(set_unknown_args_flag, SET, EINVAL) { c->args->flags = 1ULL << 2; }
+BAD(set_unknown_args_flag, SET, EINVAL) { c->args->flags = 1ULL << 3; }
+
+/* mbind2()'s rebalance is not set_mempolicy2()'s. */
+BAD(set_rebalance_args_flag, SET, EINVAL) { c->args->flags = MPOL_ARGS_REBALANCE; }
 
 BAD(set_unknown_high_args_flag, SET, EINVAL) { c->args->flags = 1ULL << 63; }
 
@@ -236,6 +239,20 @@ BAD(set_bad_weights_pointer, SET, EFAULT) { c->args->il_weights = 8; }
 
 /* --- mbind2 --------------------------------------------------------------- */
 BAD(mbind_unknown_flags, MBIND, EINVAL) { c->flags = 1 << 7; }
+
+/*
+ * Regression test: mbind2() took its rebalance as MPOL_MF_* bit 8, above
+ * MPOL_MF_INTERNAL, where mbind()'s internal flags live.  It is a flag of
+ * struct mpol_args now; the flags argument takes MPOL_MF_VALID only.
+ */
+BAD(mbind_flag_bit_8, MBIND, EINVAL) { c->flags = 1 << 8; }
+
+BAD(mbind_rebalance_with_bind, MBIND, EINVAL)
+{
+	memset(c->weights, 0, WI_MAXNODE);
+	c->args->mode = MPOL_BIND;
+	c->args->flags = MPOL_ARGS_REBALANCE;
+}
 
 BAD(mbind_all_weights_zero, MBIND, EINVAL) { memset(c->weights, 0, WI_MAXNODE); }
 

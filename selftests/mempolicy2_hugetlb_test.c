@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hugetlb under own weights: faults of a MAP_HUGETLB range land exactly
- * in huge pages, and MPOL_MF_REBALANCE moves whole huge pages to their
+ * in huge pages, and a rebalance moves whole huge pages to their
  * shares, each into a free huge page of the destination node's pool.
  * Rebalance never allocates a fresh huge page: where the destination pool
  * is empty the folios stay, their pages are returned as not moved, the
@@ -175,7 +175,7 @@ TEST_F(hugetlb, rebalance_moves_whole_huge_pages_into_the_pools)
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
 	moved = wi_vmstat("mpol_rebalance_moved");
-	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
+	left = bind_huge(self, w1111, WI_REBALANCE);
 	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(4 * HPAGE_PAGES, moved);
@@ -201,7 +201,7 @@ TEST_F(hugetlb, empty_destination_pool_leaves_folios_in_place)
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
 	moved = wi_vmstat("mpol_rebalance_moved");
-	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
+	left = bind_huge(self, w1111, WI_REBALANCE);
 	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	EXPECT_EQ(4 * HPAGE_PAGES, left);
 	EXPECT_EQ(0, moved);
@@ -255,7 +255,7 @@ TEST_F(hugetlb, reserved_pages_of_a_bound_process_stay_free)
 
 	fault_huge(_metadata, self, w2110);
 	expect_huge(_metadata, self, faulted, "faulted");
-	left = bind_huge(self, w1111, MPOL_MF_REBALANCE);
+	left = bind_huge(self, w1111, WI_REBALANCE);
 	EXPECT_EQ(4 * HPAGE_PAGES, left);
 	expect_huge(_metadata, self, faulted, "after");
 	EXPECT_EQ(4, pool_get(self->nodes[3], "free_hugepages"));

@@ -449,7 +449,7 @@ TEST_F_TIMEOUT(nb, weighted_pages_stay_default_pages_follow, 2 * DEADLINE_S + 60
 			min_moved += (long)(self->w[i] - self->w2[i]) * HPAGE_PAGES;
 	moved = wi_vmstat("mpol_rebalance_moved");
 	EXPECT_EQ(0, wi_mbind2_nodes(self->weighted, self->len, self->nodes,
-				     self->nr, self->w2, MPOL_MF_REBALANCE));
+				     self->nr, self->w2, WI_REBALANCE));
 	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	TH_LOG("mbind2 rebalance moved %ld pages, minimum %ld", moved, min_moved);
 	EXPECT_EQ(min_moved, moved);

@@ -239,6 +239,34 @@ TEST_F(query, zeroed_home_node_is_no_home_node)
 }
 
 /*
+ * A caller built against a larger struct mpol_args passes its size: the
+ * kernel fills the fields it knows and writes zeros after them, as
+ * copy_struct_to_user() does, and never more than the size given.
+ */
+TEST_F(query, larger_struct_gets_zeros_after_the_known_fields)
+{
+	static const unsigned char zeros[16];
+	struct {
+		struct mpol_args args;
+		unsigned char tail[16];
+		unsigned char guard[16];
+	} big;
+
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	memset(&big, 0, sizeof(big));
+	memset(big.guard, 0xa5, sizeof(big.guard));
+	big.args.pol_maxnodes = WI_MAXNODE;
+	ASSERT_EQ(0, sys_get_mempolicy2(&big.args,
+					sizeof(big.args) + sizeof(big.tail),
+					0, 0));
+	EXPECT_EQ(MPOL_WEIGHTED_INTERLEAVE, big.args.mode);
+	EXPECT_EQ(WI_MAXNODE, big.args.pol_maxnodes);
+	EXPECT_EQ(0, memcmp(big.tail, zeros, sizeof(zeros)));
+	EXPECT_EQ(0xa5, big.guard[0]);
+	EXPECT_EQ(0xa5, big.guard[15]);
+}
+
+/*
  * get_mempolicy2() says that a weighted-interleave policy follows the
  * global weights (MPOL_ARGS_GLOBAL_WEIGHTS), and handing what it returned to
  * set_mempolicy2() keeps the policy global: a later sysfs change still
@@ -301,6 +329,7 @@ FIXTURE_VARIANT(round_trip) {
 	int nr_nodes;		/* nodes in the mask, 0 for none */
 	int home;		/* set a home node (the second node) */
 	int own_weights;	/* weighted interleave with weights of its own */
+	int mode_flags;		/* MPOL_F_STATIC_NODES or MPOL_F_RELATIVE_NODES */
 };
 
 FIXTURE_VARIANT_ADD(round_trip, default_policy) { .mode = MPOL_DEFAULT };
@@ -337,6 +366,39 @@ FIXTURE_VARIANT_ADD(round_trip, weighted_interleave_global) {
 	.mode = MPOL_WEIGHTED_INTERLEAVE, .nr_nodes = 2,
 };
 
+/*
+ * Regression variants: with MPOL_F_RELATIVE_NODES the weights array that
+ * get_mempolicy2() hands back made set_mempolicy2() and mbind2() fail
+ * with EINVAL whatever the mode.
+ */
+FIXTURE_VARIANT_ADD(round_trip, bind_relative_nodes) {
+	.mode = MPOL_BIND, .nr_nodes = 2, .mode_flags = MPOL_F_RELATIVE_NODES,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, bind_static_nodes) {
+	.mode = MPOL_BIND, .nr_nodes = 2, .mode_flags = MPOL_F_STATIC_NODES,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, preferred_many_relative_nodes) {
+	.mode = MPOL_PREFERRED_MANY, .nr_nodes = 2,
+	.mode_flags = MPOL_F_RELATIVE_NODES,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, interleave_relative_nodes) {
+	.mode = MPOL_INTERLEAVE, .nr_nodes = 2,
+	.mode_flags = MPOL_F_RELATIVE_NODES,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, weighted_interleave_global_relative_nodes) {
+	.mode = MPOL_WEIGHTED_INTERLEAVE, .nr_nodes = 2,
+	.mode_flags = MPOL_F_RELATIVE_NODES,
+};
+
+FIXTURE_VARIANT_ADD(round_trip, weighted_interleave_own_static_nodes) {
+	.mode = MPOL_WEIGHTED_INTERLEAVE, .nr_nodes = 2, .own_weights = 1,
+	.mode_flags = MPOL_F_STATIC_NODES,
+};
+
 FIXTURE_SETUP(round_trip)
 {
 	int i;
@@ -350,6 +412,7 @@ FIXTURE_SETUP(round_trip)
 	wi_args(&self->args, self->mask, self->nodes, variant->nr_nodes,
 		variant->own_weights ? self->w : NULL);
 	self->args.mode = variant->mode;
+	self->args.mode_flags = variant->mode_flags;
 	if (variant->home) {
 		self->args.flags = MPOL_ARGS_HOME_NODE;
 		self->args.home_node = self->nodes[1];
@@ -386,6 +449,7 @@ TEST_F(round_trip, task_policy_get_then_set_sets_the_same_policy)
 	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
 	ASSERT_EQ(0, wi_read_policy(&r, NULL));
 	ASSERT_EQ(variant->mode, r.args.mode);
+	ASSERT_EQ(variant->mode_flags, r.args.mode_flags);
 	ASSERT_EQ(0, sys_set_mempolicy(MPOL_DEFAULT, NULL, 0));
 	ASSERT_EQ(0, sys_set_mempolicy2(&r.args, sizeof(r.args), 0));
 	ASSERT_EQ(0, wi_read_policy(&again, NULL));
@@ -401,6 +465,7 @@ TEST_F(round_trip, vma_policy_get_then_mbind2_sets_the_same_policy)
 				sizeof(self->args), 0));
 	ASSERT_EQ(0, wi_read_policy(&r, self->map));
 	ASSERT_EQ(variant->mode, r.args.mode);
+	ASSERT_EQ(variant->mode_flags, r.args.mode_flags);
 	ASSERT_EQ(0, sys_mbind2(second, self->len, &r.args, sizeof(r.args), 0));
 	ASSERT_EQ(0, wi_read_policy(&again, second));
 	expect_same_policy(_metadata, &r, &again);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * process_mpol_reweight() and MPOL_MF_REBALANCE move exactly the fewest
+ * process_mpol_reweight() and mbind2()'s rebalance move exactly the fewest
  * pages: each node ends with its largest-remainder share of a range's
  * resident pages, the kernel moves sum(max(0, current - target)) pages
  * (checked through /proc/vmstat), and every page keeps its contents.
@@ -453,7 +453,7 @@ TEST_F(rebalance, shared_policy_ranges_rebalance_separately)
 	close(fd);
 }
 
-/* Without MPOL_MF_REBALANCE nothing moves, but new faults follow. */
+/* Without MPOL_REWEIGHT_REBALANCE nothing moves, but new faults follow. */
 TEST_F(rebalance, reweight_alone_moves_nothing)
 {
 	struct wi_rebalance_stat d;
@@ -476,7 +476,7 @@ TEST_F(rebalance, reweight_alone_moves_nothing)
 	EXPECT_COUNTS(2000, 1000, 500, 500);
 }
 
-/* mbind2(MPOL_MF_REBALANCE) on half the range moves only that half. */
+/* mbind2() with MPOL_ARGS_REBALANCE on half the range moves that half. */
 TEST_F(rebalance, mbind2_rebalance_half_range)
 {
 	struct wi_rebalance_stat d;
@@ -485,16 +485,16 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
 	set_w(self, 4, 2, 1, 1);
+	self->args.flags |= MPOL_ARGS_REBALANCE;
 	/* An empty range rebalances nothing. */
 	wi_rebalance_stat_read(&self->before);
 	ASSERT_EQ(0, sys_mbind2(self->p, 0, &self->args, sizeof(self->args),
-				MPOL_MF_REBALANCE));
+				0));
 	wi_rebalance_stat_read(&self->after);
 	d = wi_rebalance_delta(&self->before, &self->after);
 	EXPECT_EQ(0, d.scanned);
 	wi_rebalance_stat_read(&self->before);
-	ret = sys_mbind2(self->p, half, &self->args, sizeof(self->args),
-			 MPOL_MF_REBALANCE);
+	ret = sys_mbind2(self->p, half, &self->args, sizeof(self->args), 0);
 	wi_rebalance_stat_read(&self->after);
 	ASSERT_EQ(0, ret);
 	/* First half 1000/500/250/250, second half still 500 each. */
@@ -505,15 +505,16 @@ TEST_F(rebalance, mbind2_rebalance_half_range)
 	EXPECT_EQ(0, bad_pages(self->p, NPAGES, 1));
 }
 
-/* Plain interleave gets equal shares with mbind2(MPOL_MF_REBALANCE). */
+/* Plain interleave gets equal shares with mbind2()'s rebalance. */
 TEST_F(rebalance, mbind2_rebalance_to_plain_interleave)
 {
 	ASSERT_EQ(0, map_with_vma_policy(self, 0, 5, 1, 1, 1));
 	EXPECT_COUNTS(2500, 500, 500, 500);
 	self->args.mode = MPOL_INTERLEAVE;
 	self->args.il_weights = 0;
+	self->args.flags |= MPOL_ARGS_REBALANCE;
 	ASSERT_EQ(0, sys_mbind2(self->p, self->len, &self->args,
-				sizeof(self->args), MPOL_MF_REBALANCE));
+				sizeof(self->args), 0));
 	EXPECT_COUNTS(1000, 1000, 1000, 1000);
 }
 
@@ -553,7 +554,7 @@ TEST_F(rebalance, task_policy_anon_range)
  * Task policies are per thread.  The main thread interleaves 1,1,1,1 and
  * faults its buffer; a worker binds to the last node and faults its own.
  * Neither buffer has a VMA policy, and nothing records which thread
- * placed a page, so a reweight with MPOL_MF_REBALANCE moves neither: the
+ * placed a page, so a reweight with MPOL_REWEIGHT_REBALANCE moves neither: the
  * worker's pages stay on its node (they were spread over the main
  * thread's weights before), the main thread's stay at 1,1,1,1, and the
  * call moves and fails nothing.

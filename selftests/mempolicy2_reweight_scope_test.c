@@ -122,6 +122,64 @@ TEST_F(scope, task_policy_with_own_weights_changes_without_flags)
 	expect_own(_metadata, NULL, self->new_w);
 }
 
+/*
+ * The " il_weights=" field numa_maps shows for the mapping at @addr, "" if
+ * the line has none.
+ */
+static void numa_maps_weights(void *addr, char *out, size_t len)
+{
+	char line[1024], want[32], *field;
+	FILE *f = fopen("/proc/self/numa_maps", "r");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	snprintf(want, sizeof(want), "%08lx ", (unsigned long)addr);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		field = strstr(line, " il_weights=");
+		if (field) {
+			field[strcspn(field, "\n")] = '\0';
+			snprintf(out, len, "%s", field);
+		}
+		break;
+	}
+	fclose(f);
+}
+
+/*
+ * Regression test: numa_maps read a task policy's own table and never the
+ * table a reweight gave the process, so it kept showing the old weights
+ * (or none) while get_mempolicy2() reported the new ones.
+ */
+TEST_F(scope, numa_maps_shows_the_task_policy_weights_after_a_reweight)
+{
+	char *map, got[256], want[256];
+
+	map = mmap(NULL, NPAGES * self->page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, set_wi(self, NULL, 0, self->old_w));
+	map[0] = 1;
+	EXPECT_EQ(0, reweight(self, 0));
+	expect_own(_metadata, NULL, self->new_w);
+	snprintf(want, sizeof(want), " il_weights=%d:%d,%d:%d",
+		 self->nodes[0], self->new_w[self->nodes[0]],
+		 self->nodes[1], self->new_w[self->nodes[1]]);
+	numa_maps_weights(map, got, sizeof(got));
+	EXPECT_STREQ(want, got);
+
+	/* A task policy on the global weights, taken over on request. */
+	ASSERT_EQ(0, set_wi(self, NULL, 0, NULL));
+	numa_maps_weights(map, got, sizeof(got));
+	EXPECT_STREQ("", got);
+	EXPECT_EQ(0, reweight(self, MPOL_REWEIGHT_GLOBAL));
+	numa_maps_weights(map, got, sizeof(got));
+	EXPECT_STREQ(want, got);
+	munmap(map, NPAGES * self->page);
+}
+
 TEST_F(scope, vma_policy_on_global_weights_changes_only_on_request)
 {
 	size_t len = NPAGES * self->page;

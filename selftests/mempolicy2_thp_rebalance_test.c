@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MPOL_MF_REBALANCE with transparent huge pages, which kernels built with
+ * Rebalance with transparent huge pages, which kernels built with
  * THP "always" fault by default.  A huge page moves whole and is never
  * split, so the plan is made in huge-page units: each node ends within
  * one huge page of its largest-remainder share, base pages fill the rest,
@@ -147,7 +147,7 @@ TEST_F(thp, rebalance_plans_in_whole_huge_pages)
 	expect_counts(_metadata, self, c->faulted, "faulted");
 
 	moved = wi_vmstat("mpol_rebalance_moved");
-	left = bind_range(self, c->to, MPOL_MF_REBALANCE);
+	left = bind_range(self, c->to, WI_REBALANCE);
 	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	TH_LOG("moved %ld pages (expected %ld), %ld not moved", moved, c->moved,
 	       left);
@@ -239,7 +239,7 @@ TEST_F_TIMEOUT(mthp, mixed_sizes_reach_their_shares, 120)
 
 	moved = wi_vmstat("mpol_rebalance_moved");
 	left = wi_mbind2_nodes(self->buf, self->len, self->nodes, 2, w,
-			       MPOL_MF_REBALANCE);
+			       WI_REBALANCE);
 	moved = wi_vmstat("mpol_rebalance_moved") - moved;
 	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, self->npages, counts));
 	TH_LOG("rebalanced: %ld/%ld pages (expected 1536/512), moved %ld",

@@ -67,6 +67,24 @@ static inline long sys_mbind2(void *addr, unsigned long len,
 	return syscall(__NR_mbind2, addr, len, args, size, flags);
 }
 
+/*
+ * The tests' mbind2() helpers take mbind()'s MPOL_MF_* flags plus
+ * WI_REBALANCE, which wi_mbind2() passes on as MPOL_ARGS_REBALANCE in the
+ * struct: mbind2()'s own flag lives there, and its flags argument refuses
+ * any bit outside MPOL_MF_VALID.
+ */
+#define WI_REBALANCE 0x80000000U
+
+static inline long wi_mbind2(void *addr, unsigned long len,
+			     const struct mpol_args *args, unsigned int flags)
+{
+	struct mpol_args a = *args;
+
+	if (flags & WI_REBALANCE)
+		a.flags |= MPOL_ARGS_REBALANCE;
+	return sys_mbind2(addr, len, &a, sizeof(a), flags & ~WI_REBALANCE);
+}
+
 static inline long sys_process_mpol_reweight_args(int pidfd,
 						  const struct mpol_reweight_args *args,
 						  size_t size, unsigned int flags)
@@ -217,7 +235,7 @@ static inline long wi_mbind2_nodes(void *addr, size_t len, const int *nodes,
 	for (i = 0; i < nr_nodes; i++)
 		weights[nodes[i]] = w[i];
 	wi_args(&args, mask, nodes, nr_nodes, weights);
-	return sys_mbind2(addr, len, &args, sizeof(args), flags);
+	return wi_mbind2(addr, len, &args, flags);
 }
 
 /* A policy read back with get_mempolicy2(), nodemask and weights included. */

@@ -206,7 +206,7 @@ static long bind_two(char *p, size_t len, const int *two, int w1,
 	w[two[0]] = 1;
 	w[two[1]] = w1;
 	wi_args(&args, mask, two, 2, w);
-	return sys_mbind2(p, len, &args, sizeof(args), flags);
+	return wi_mbind2(p, len, &args, flags);
 }
 
 /*
@@ -246,7 +246,7 @@ TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 	/* 1,63: the second node's share is 64512 pages, 31744 more. */
 	kmsg = kmsg_open_at_end();
 	ASSERT_LE(0, kmsg);
-	failed = bind_two(p, len, two, 63, MPOL_MF_REBALANCE);
+	failed = bind_two(p, len, two, 63, WI_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
 	ASSERT_EQ(0, wi_count_pages_per_node(p, NPAGES, counts));
 	moved = counts[two[1]] - NPAGES / 2;
@@ -305,7 +305,7 @@ TEST_F_TIMEOUT(big, full_destination_keeps_huge_pages_whole, 300)
 	ASSERT_NE(NULL, filler);
 	kmsg = kmsg_open_at_end();
 	ASSERT_LE(0, kmsg);
-	failed = bind_two(p, len, two, 63, MPOL_MF_REBALANCE);
+	failed = bind_two(p, len, two, 63, WI_REBALANCE);
 	ASSERT_LE(0, failed) TH_LOG("mbind2: %s", strerror(errno));
 	ASSERT_EQ(0, wi_count_pages_per_node(p, npages, counts));
 	moved = counts[two[1]] - (long)npages / 2;

@@ -4,7 +4,7 @@
  * address space, for the whole call, and must end when its caller is
  * killed.
  *
- * process_mpol_reweight(MPOL_MF_REBALANCE) of 256 MiB moves tens of
+ * process_mpol_reweight(MPOL_REWEIGHT_REBALANCE) of 256 MiB moves tens of
  * thousands of pages.  It takes mmap_lock for writing only to swap the
  * weight tables, walks under the read lock, and drops even that to
  * migrate each batch of isolated folios before it isolates the next: at no

@@ -7,7 +7,7 @@
  * worker's generation, plus a payload derived from them, and a worker
  * checks the previous generation of each page before writing the next.
  * Now and then a worker unmaps its whole range and maps it again.
- * Meanwhile the main thread reweights with MPOL_MF_REBALANCE, through
+ * Meanwhile the main thread reweights and rebalances, through
  * process_mpol_reweight() on its own pidfd and through mbind2() on one
  * range, with random weights over 4 nodes, some of them 0; a racer thread
  * maps, faults and unmaps a scratch range, forks children that write and
@@ -162,7 +162,7 @@ static long mbind2_weights(struct stress *st, char *addr, size_t len,
 	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 
 	wi_args(&args, mask, st->nodes, NR_TEST_NODES, w);
-	return sys_mbind2(addr, len, &args, sizeof(args), flags);
+	return wi_mbind2(addr, len, &args, flags);
 }
 
 /* Random weights 0..6 over the test nodes, about a quarter 0, never all 0. */
@@ -412,7 +412,7 @@ TEST_F_TIMEOUT(stress, rebalance_keeps_contents_and_ends_exact, 600)
 			struct worker *wk = &st->worker[(i / 3) % NR_WORKERS];
 
 			ret = mbind2_weights(st, wk->range, RANGE_PAGES * PG, w,
-					     MPOL_MF_REBALANCE);
+					     WI_REBALANCE);
 			if (ret < 0 && (errno == EFAULT || errno == ENOMEM)) {
 				/* the worker is between munmap and mmap */
 				range_holes++;

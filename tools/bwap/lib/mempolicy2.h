@@ -53,6 +53,7 @@ struct mpol_args {
 
 #define MPOL_ARGS_HOME_NODE		(1ULL << 0)
 #define MPOL_ARGS_GLOBAL_WEIGHTS	(1ULL << 1)
+#define MPOL_ARGS_REBALANCE		(1ULL << 2)	/* mbind2() only */
 
 struct mpol_reweight_args {
 	uint64_t pol_maxnodes;	/* bytes in il_weights, counted as in struct mpol_args */
@@ -77,9 +78,13 @@ _Static_assert(sizeof(struct mpol_reweight_args) == MPOL_REWEIGHT_ARGS_SIZE_VER0
  */
 #define BWAP_MPOL_WEIGHTED_INTERLEAVE 6
 
-/* mbind2()'s own flag (not process_mpol_reweight()'s: MPOL_REWEIGHT_REBALANCE) */
-#ifndef MPOL_MF_REBALANCE
-#define MPOL_MF_REBALANCE (1 << 8)
+/*
+ * Headers with struct mpol_args but no MPOL_ARGS_REBALANCE are those of a
+ * series that had mbind2()'s rebalance as an MPOL_MF_* flag bit, never
+ * released either.
+ */
+#ifndef MPOL_ARGS_REBALANCE
+#error "linux/mempolicy.h has mbind2's rebalance as an MPOL_MF_* bit: build against the current series' headers"
 #endif
 
 #endif /* BWAP_MEMPOLICY2_H */

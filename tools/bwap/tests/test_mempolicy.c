@@ -101,8 +101,9 @@ int main(void)
 	CHECK(sizeof(struct mpol_reweight_args) == 16 && MPOL_REWEIGHT_ARGS_SIZE_VER0 == 16,
 	      "struct mpol_reweight_args is 16 bytes, MPOL_REWEIGHT_ARGS_SIZE_VER0 16");
 	CHECK(MPOL_ARGS_HOME_NODE == 1 && MPOL_ARGS_GLOBAL_WEIGHTS == 2 &&
+	      MPOL_ARGS_REBALANCE == 4 &&
 	      MPOL_REWEIGHT_REBALANCE == 1 && MPOL_REWEIGHT_MOVE_ALL == 2 &&
-	      MPOL_REWEIGHT_GLOBAL == 4 && MPOL_REWEIGHT_SHARED == 8 && MPOL_MF_REBALANCE == 256,
+	      MPOL_REWEIGHT_GLOBAL == 4 && MPOL_REWEIGHT_SHARED == 8,
 	      "flag values as the uapi header has them");
 
 	weights(&w);
