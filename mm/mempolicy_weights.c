@@ -557,8 +557,23 @@ static void mpol_task_weights_replace(struct mm_struct *mm,
 }
 
 /**
+ * mpol_task_weights_alloc - room for a process's reweighted table
+ *
+ * Allocated before mmap_lock is taken, so that the publication under it
+ * cannot fail or wait for reclaim.
+ *
+ * Return: the table, to pass to mpol_task_weights_publish() or kfree(), or
+ * NULL.
+ */
+struct mpol_task_weights *mpol_task_weights_alloc(void)
+{
+	return kmalloc(mpol_task_weights_size(), GFP_KERNEL);
+}
+
+/**
  * mpol_task_weights_publish - give a process's task policies new weights
  * @mm: the process's mm
+ * @tw: from mpol_task_weights_alloc(); @mm owns it from here
  * @weight: nr_node_ids weights
  * @gen: from mpol_weights_next_gen() when the call started: task policies
  *	made since keep their weights
@@ -567,24 +582,18 @@ static void mpol_task_weights_replace(struct mm_struct *mm,
  * @mems: the process's cpuset nodes now
  *
  * Context: mmap_write_lock(@mm) held.
- * Return: 0 or -ENOMEM.
  */
-int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
-			      u64 gen, u64 global_gen, const nodemask_t *mems)
+void mpol_task_weights_publish(struct mm_struct *mm,
+			       struct mpol_task_weights *tw, const u8 *weight,
+			       u64 gen, u64 global_gen, const nodemask_t *mems)
 {
-	struct mpol_task_weights *tw;
-
 	mmap_assert_write_locked(mm);
-	tw = kmalloc(mpol_task_weights_size(), GFP_KERNEL);
-	if (!tw)
-		return -ENOMEM;
 	tw->gen = gen;
 	tw->global_gen = global_gen;
 	tw->mems = *mems;
 	memcpy(tw->weight, weight, nr_node_ids);
 	memcpy(tw->weight + nr_node_ids, weight, nr_node_ids);
 	mpol_task_weights_replace(mm, tw);
-	return 0;
 }
 
 /**

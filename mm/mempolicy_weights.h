@@ -220,8 +220,10 @@ static inline void mpol_weights_init(struct mempolicy *pol)
 const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol);
 u64 mpol_task_weights_global_gen(struct mm_struct *mm);
 bool mpol_task_weights_apply(struct mempolicy *pol, u64 gen, u64 global_gen);
-int mpol_task_weights_publish(struct mm_struct *mm, const u8 *weight,
-			      u64 gen, u64 global_gen, const nodemask_t *mems);
+struct mpol_task_weights *mpol_task_weights_alloc(void);
+void mpol_task_weights_publish(struct mm_struct *mm,
+			       struct mpol_task_weights *tw, const u8 *weight,
+			       u64 gen, u64 global_gen, const nodemask_t *mems);
 void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new);
 
 /* Called when the last reference to @pol is dropped. */

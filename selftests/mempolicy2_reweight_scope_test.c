@@ -9,7 +9,9 @@
  *    where the target opened the object for writing, and only over the
  *    part the target maps;
  *  - two processes in different cpusets sharing a memfd: reweighting one
- *    never hands the other's policy nodes outside its cpuset.
+ *    never hands the other's policy nodes outside its cpuset;
+ *  - an mbind() of a shared range by another process while a shared
+ *    reweight runs is never overwritten by a copy of the old policy.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -245,6 +247,91 @@ TEST_F(scope, shared_policy_changes_only_on_request)
 	EXPECT_EQ(0, reweight(self, MPOL_REWEIGHT_SHARED));
 	expect_own(_metadata, p, self->new_w);
 	munmap(p, NPAGES * self->page);
+	close(fd);
+}
+
+#define RACE_PAGES 256
+#define RACE_ROUNDS 100
+
+/*
+ * Regression test: a shared reweight looked a range's policy up, dropped
+ * the tree's lock, allocated its copy and then replaced the range with
+ * it, so an mbind() of the same range by another process in that window
+ * was overwritten by a copy of the policy the mbind() had replaced.
+ * This process reweights a memfd with MPOL_REWEIGHT_SHARED, each page a
+ * range of its own (two weight tables, alternating), first page first;
+ * a child watches it and, as soon as an even page has the new weights,
+ * binds the next page to one node, the range the reweight has just
+ * looked up or is about to.  In either order the bind must stand: the
+ * reweight does not take MPOL_BIND.  About 10 s on an emulated machine,
+ * more under KASAN.
+ */
+TEST_F_TIMEOUT(scope, shared_reweight_never_undoes_a_racing_mbind, 300)
+{
+	unsigned long bind_mask[WI_MAX_NODES / (8 * sizeof(long))] = { };
+	unsigned char other_w[WI_MAXNODE];
+	size_t len = RACE_PAGES * self->page;
+	int fd, round, i, status, lost = 0, rounds_lost = 0;
+	struct wi_policy r;
+	int *flag;	/* [0]: the child is ready; [1]: go */
+	pid_t child;
+	char *p;
+
+	memcpy(other_w, self->old_w, sizeof(other_w));
+	other_w[self->nodes[1]] = 2;
+	wi_nodemask_set(bind_mask, self->nodes[1]);
+	fd = memfd_create("mpol2-scope-race", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	flag = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, flag);
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		for (i = 0; i < RACE_PAGES; i++)
+			ASSERT_EQ(0, set_wi(self, p + i * self->page, self->page,
+					    i % 2 ? other_w : self->old_w));
+		flag[0] = 0;
+		flag[1] = 0;
+		child = fork();
+		ASSERT_LE(0, child);
+		if (!child) {
+			__atomic_store_n(&flag[0], 1, __ATOMIC_RELEASE);
+			while (!__atomic_load_n(&flag[1], __ATOMIC_ACQUIRE))
+				;
+			for (i = 0; i + 1 < RACE_PAGES; i += 2) {
+				/* Page i reweighted: the reweight goes on to i + 1. */
+				do {
+					if (wi_read_policy(&r, p + i * self->page))
+						_exit(2);
+				} while (memcmp(r.w, self->new_w, sizeof(r.w)));
+				if (sys_mbind(p + (i + 1) * self->page, self->page,
+					      MPOL_BIND, bind_mask,
+					      WI_MAX_NODES + 1, 0))
+					_exit(1);
+			}
+			_exit(0);
+		}
+		while (!__atomic_load_n(&flag[0], __ATOMIC_ACQUIRE))
+			;
+		__atomic_store_n(&flag[1], 1, __ATOMIC_RELEASE);
+		EXPECT_EQ(0, reweight(self, MPOL_REWEIGHT_SHARED));
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		for (i = 1, status = 0; i < RACE_PAGES; i += 2) {
+			ASSERT_EQ(0, wi_read_policy(&r, p + i * self->page));
+			if (r.args.mode != MPOL_BIND)
+				status++;
+		}
+		lost += status;
+		rounds_lost += !!status;
+	}
+	ksft_print_msg("%d rounds: %d binds undone, in %d rounds\n",
+		       RACE_ROUNDS, lost, rounds_lost);
+	EXPECT_EQ(0, lost);
+	munmap(flag, self->page);
+	munmap(p, len);
 	close(fd);
 }
 

@@ -51,7 +51,8 @@ claims_check() {
 				fi ;;
 			code)
 				path=${rest%%:*} text=${rest#*:}
-				git -C "$ktree" show "$end:$path" 2>/dev/null | grep -qF -- "$text" ||
+				# grep reads it all: -q would cut git show's pipe (pipefail).
+				git -C "$ktree" show "$end:$path" 2>/dev/null | grep -F -- "$text" >/dev/null ||
 					die "$where row $n: $path at the series' end has no '$text'"
 				;;
 			untouched)
