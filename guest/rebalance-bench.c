@@ -1167,6 +1167,11 @@ struct peer_result {
 	long long settle;	/* DAMON: guest ns until the last page moved */
 	double idle_walk;	/* DAMON: kdamond instructions per ms once settled */
 	long layout_off;	/* pages not where a fresh fault under NEW puts them */
+	/*
+	 * The same in the start state: the fewest moves that reach the layout
+	 * goal (each such page moves at least once, a THP as its 512 pages)
+	 */
+	long layout_min;
 	int maps_match;		/* numa_maps counts of the range == move_pages(2)'s */
 	int kdamond_pid;	/* DAMON: the kdamond that did this reweight */
 	long long cpu_caller;	/* DAMON: this thread's CPU time in instr */
@@ -1545,6 +1550,9 @@ static void peer_run(const struct peer_scenario *sc, int m, const long *fresh_ne
 	else
 		wi_lr_targets(npages, cur, sc->new_w, nn, target);
 	r->min = sc->huge ? -1 : min_moves(cur, target);
+	r->layout_min = 0;
+	for (i = 0; i < npages; i++)
+		r->layout_min += before_st[i] != fresh_st[i];
 	drain_lru(p, before_st[0]);
 	weights_table(sc->new_w, table);
 	t0 = now_ns();
@@ -1658,10 +1666,21 @@ static int peer_fairness_rows(const struct peer_scenario *sc, const struct peer_
 	return ok;
 }
 
-/* A method's minimum: from its own start state, or the scenario's. */
+/* A method's minimum to the shares: from its own start state, or the scenario's. */
 static long own_min(const struct peer_result *r, long scenario_min)
 {
 	return r->min >= 0 ? r->min : scenario_min;
+}
+
+/*
+ * The fewest moves that reach method @m's own goal from its own start
+ * state: the layout for DAMON, the shares for the others.  The "/min"
+ * column divides by this, so that no method is scored against a goal it
+ * does not have.
+ */
+static long goal_min(const struct peer_result *r, int m, long scenario_min)
+{
+	return m == P_DAMON ? r->layout_min : own_min(r, scenario_min);
 }
 
 /*
@@ -1730,11 +1749,14 @@ static int peers(const char *only)
 	       "# %s (median); DAMON as an upstream user runs it: the range follows\n"
 	       "# the global weights, NEW is written there and to the dests of one resident\n"
 	       "# kdamond per scenario, then committed; vaddr, migrate_hot, dests = the nodes,\n"
-	       "# sample 1 ms, aggr 1 ms, update 1000 s, 3 regions: the range whole, 2 pads,\n"
+	       "# sample %g ms, aggr %g ms, update 1000 s, %s,\n"
 	       "# no quota, every access pattern; polled every %lld ms; DAMON shr: the same,\n"
 	       "# its own kdamond, with dests/mode \"shares\" (patches/damon-7.3)\n",
 	       nn, nodes[0], repeats,
-	       icount ? "instructions (run-vm --icount)" : "guest ns", PEER_POLL_NS / 1000000);
+	       icount ? "instructions (run-vm --icount)" : "guest ns", damon_sample_us / 1000.0,
+	       damon_aggr_us / 1000.0, damon_default_regions ?
+	       "DAMON's own min_nr_regions and max_nr_regions, no pads" : "3 regions: the range whole, 2 pads",
+	       PEER_POLL_NS / 1000000);
 	for (s = 0; s < nr_list; s++) {
 		const struct peer_scenario *sc = &list[s];
 		long long v[MAX_REPEATS], kdv[MAX_REPEATS], cv[MAX_REPEATS];
@@ -1829,11 +1851,12 @@ static int peers(const char *only)
 		       sc->name, sc->what, ow, nw, npages,
 		       sc->huge ? ", THP always" : "", min[s], fresh_wb[s][0], fresh_wb[s][1],
 		       fmt_counts(buf, sizeof(buf), fresh));
-		printf("# %-10s %6s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s\n", "method",
-		       "moved", "/min", "shares", "layout", unit, "/kernel", "/moved", "goal", "reached",
+		printf("# %-10s %6s %6s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s\n", "method",
+		       "moved", "min", "/min", "shares", "layout", unit, "/kernel", "/moved", "goal", "reached",
 		       "win 64 / 512", "refault", "final per node");
 		for (m = 0; m < NR_PEERS; m++) {
 			const struct peer_result *r = &res[s][m];
+			long gmin = goal_min(r, m, min[s]);
 			char fin[96];
 
 			if ((m == P_DAMON && !have_damon) || (m == P_DAMON_SHARES && !have_shares)) {
@@ -1842,8 +1865,8 @@ static int peers(const char *only)
 			}
 			fmt_conv(conv, sizeof(conv), r->conv);
 			fmt_counts(fin, sizeof(fin), r->final);
-			printf("  %-10s %6ld %5.2fx %6ld %6ld %10lld %6.2fx %6.0f %-6s %10s %5.1f / %5.1f %5ld %-3s %s\n",
-			       peer_names[m], r->moved, min[s] ? (double)r->moved / min[s] : 0.0,
+			printf("  %-10s %6ld %6ld %5.2fx %6ld %6ld %10lld %6.2fx %6.0f %-6s %10s %5.1f / %5.1f %5ld %-3s %s\n",
+			       peer_names[m], r->moved, gmin, gmin ? (double)r->moved / gmin : 0.0,
 			       r->off, r->layout_off, r->instr, (double)r->instr / res[s][P_KERNEL].instr,
 			       r->moved ? (double)r->instr / r->moved : 0.0,
 			       m == P_DAMON ? "layout" : "shares", conv,
@@ -1851,7 +1874,7 @@ static int peers(const char *only)
 			       r->refault_off * 100 <= npages ? "yes" : "no", fin);
 		}
 		if (sc->huge && sc->base) {
-			printf("#   move_pages: folio-blind on this mix, see (*) below\n");
+			printf("#   move_pages: folio-blind on this mix, it ignores folio sizes, see (*) below\n");
 			thp_mixed_note = 1;
 		}
 		if (have_damon)
@@ -1885,10 +1908,14 @@ static int peers(const char *only)
 	if (have_thp)
 		wi_write_file(THP_ENABLED, saved);
 	wi_restore(nodes, saved_w, nn, saved_auto);
-	printf("#\n# moved: pages that changed node (THP: 512 each); /min: against the minimum\n"
-	       "# (base pages: sum(max(0, current - largest-remainder target)); THP: the moves of\n"
-	       "# the rule that keeps huge pages whole and every node within one of its share);\n"
-	       "# /kernel: instructions against the kernel's; /moved: instructions per page moved.\n"
+	printf("#\n# moved: pages that changed node (THP: 512 each); min: the fewest moves that\n"
+	       "# reach the method's own goal (goal) from its own start state: shares: base\n"
+	       "# pages sum(max(0, current - largest-remainder target)), THP the moves of the\n"
+	       "# rule that keeps huge pages whole and every node within one of its share (the\n"
+	       "# scenario's header gives this minimum); layout: the pages not on the node a\n"
+	       "# fresh fault under NEW puts them on; /min: moved / min, so against the method's\n"
+	       "# own goal only; /kernel: instructions against the kernel's; /moved: instructions\n"
+	       "# per page moved.\n"
 	       "# Each method's end state, against both goals: shares: pages away from the\n"
 	       "# per-node target (largest-remainder shares; THP: the rule's result, and another\n"
 	       "# placement with every node within one huge page of its share is as good);\n"
