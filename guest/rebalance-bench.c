@@ -1295,6 +1295,17 @@ static int damon_default_regions;
  * are DAMON's defaults and bwapd's.
  */
 static unsigned long damon_sample_us = 1000, damon_aggr_us = 1000;
+/*
+ * --damon-trace (issue 50, item 9): each DAMON reweight of the first
+ * repeat also prints, per poll, the scheme's stats (refreshed by
+ * update_schemes_stats, a damon_call() of its own, so the charge of a
+ * traced run is not the table's), the kdamond's CPU time and the pages
+ * per node, and when the commit returned.  @damon_trace_name: the
+ * scenario the lines belong to.
+ */
+static int damon_trace;
+static const char *damon_trace_name;
+static int damon_trace_rep;
 static int settle_polls(void);
 /* the dests' weights while the start state faults: no moves in either mode */
 static const unsigned char zero_w[NN];
@@ -1356,6 +1367,7 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	int same = 0;
 
 	long tried0, applied0, tried, applied;
+	int trace;
 
 	tried0 = applied0 = 0;
 	if (!damon_cold && damon_scheme_stats(&tried0, &applied0))
@@ -1375,11 +1387,32 @@ static long long method_damon(char *p, const unsigned char *new_w, struct peer_r
 	/* this thread and the kdamond share CPU 0: the commit returns when it yields */
 	r->kd_at_commit = task_cpu_ns(kdamond_pid) - kd0;
 	kd = kd_settled = task_cpu_ns(kdamond_pid);
+	trace = damon_trace && !damon_cold && !damon_trace_rep;
+	if (trace) {
+		char c[96];
+
+		printf("#   trace %s %s: commit returned at %.3f ms, kdamond %lld %s by then, caller %lld;\n"
+		       "#   trace   before: %s pages per node\n"
+		       "#   trace   t ms | kdamond since | applies | migrated (stats) | pages per node | stats read\n",
+		       damon_trace_name, damon_mode ? "DAMON shr" : "DAMON", (now_ns() - t_on) / 1e6,
+		       r->kd_at_commit, icount ? "instr" : "ns", r->cpu_caller, fmt_counts(c, sizeof(c), prev));
+	}
 	for (t = 0;;) {
 		sleep_ns(PEER_POLL_NS);
 		numa_maps_counts(p, cur);
 		t = now_ns() - t_on;
 		kd = task_cpu_ns(kdamond_pid);
+		if (trace) {
+			long long ts = now_ns();
+			char c[96];
+
+			if (damon_scheme_stats(&tried, &applied))
+				die("cannot read DAMON's scheme stats (see above)%s", "");
+			ts = now_ns() - ts;
+			printf("#   trace %8.3f | %lld | %.2f | %ld | %s | %.3f ms\n", t / 1e6, kd - kd0,
+			       (double)(tried - tried0) / ((damon_default_regions ? 1 : 3) * npages * PG),
+			       (applied - applied0) / (long)PG, fmt_counts(c, sizeof(c), cur), ts / 1e6);
+		}
 		if (memcmp(cur, prev, sizeof(cur))) {
 			memcpy(prev, cur, sizeof(cur));
 			same = 0;
@@ -1800,6 +1833,8 @@ static int peers(const char *only)
 				struct peer_result r;
 
 				memset(&r, 0, sizeof(r));
+				damon_trace_name = sc->name;
+				damon_trace_rep = rep;
 				peer_run(sc, m, fresh, &r);
 				if (!rep)
 					res[s][m] = r;
@@ -2028,6 +2063,11 @@ static void usage(FILE *out)
 "  --damon-intervals SAMPLE_US,AGGR_US  with --peers: DAMON's sampling and\n"
 "                  aggregation intervals (default 1000,1000; DAMON's own and\n"
 "                  bwapd's are 5000,100000)\n"
+"  --damon-trace   with --peers: per poll of each DAMON reweight (first\n"
+"                  repeat), the scheme's stats, the kdamond's CPU time and\n"
+"                  the pages per node, as '#   trace' lines (the stats reads\n"
+"                  are damon_call()s: a traced run's charges are not the\n"
+"                  table's)\n"
 "  --scenario NAME run only this scenario; NAME is one of:\n",
 		MAX_REPEATS);
 	for (size_t i = 0; i < NR_SCENARIOS; i++)
@@ -2092,6 +2132,7 @@ int main(int argc, char **argv)
 		{ "peers", no_argument, NULL, 'P' },
 		{ "damon-default-regions", no_argument, NULL, 'D' },
 		{ "damon-intervals", required_argument, NULL, 'I' },
+		{ "damon-trace", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -2129,6 +2170,9 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			damon_default_regions = 1;
+			break;
+		case 'T':
+			damon_trace = 1;
 			break;
 		case 'I':
 			if (sscanf(optarg, "%lu,%lu", &damon_sample_us, &damon_aggr_us) != 2 || !damon_sample_us ||

@@ -202,7 +202,7 @@ static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int p
 		if (panel)
 			snprintf(buf, sizeof(buf), "kernel: %lld %s", sc->row[0].instr, r->unit);
 		else
-			snprintf(buf, sizeof(buf), "(%s) min %ld of %ld", sc->what, sc->minimum, sc->pages);
+			snprintf(buf, sizeof(buf), "(%s) shares min %ld of %ld", sc->what, sc->minimum, sc->pages);
 		while (size > 7 && chart_text_width(c, size, 0, buf) > gw - 4)
 			size -= 0.5;
 		chart_text(c, cx, a.bottom + 32, size, 0, 0.5, &chart_grey, buf);

@@ -32,6 +32,7 @@ struct parser {
 	int cur;	/* the scenario the next rows belong to, -1 before the first */
 	int in_table;	/* its column header was seen */
 	int columns;	/* 0: no column header yet; 1: without "min" (before it); 2: with it */
+	const char *note;	/* the method whose "#   NAME: ..." note block this is, or NULL */
 };
 
 static int bad(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -170,6 +171,7 @@ static int parse_scenario(struct parser *p, struct bwap_peers_report *r)
 			return bad(p, "scenario '%s' a second time", sc->name);
 	p->cur = r->nr_scenarios++;
 	p->in_table = 0;
+	p->note = NULL;
 	return 0;
 }
 
@@ -366,17 +368,45 @@ static struct bwap_peers_row *row_of(struct parser *p, struct bwap_peers_report 
 
 /*
  * The notes under a scenario's rows that the chart needs: the folio-blind
- * move_pages row, and, in a report from before the min column, DAMON shr's
- * minimum from its own start state ("... minimum from its own start state
- * M (R.RRRx): settling").
+ * move_pages row, and, in a report from before the min column, the
+ * minimum to their own goal of DAMON shr ("... minimum from its own start
+ * state M (R.RRRx): settling") and of DAMON.  DAMON's follows from its
+ * note's "N pages migrated by its stats": where N is the pages that
+ * changed node and none is off the layout at the end, no page moved twice
+ * and each moved page ends on its layout node, so each started off it,
+ * and each page that started off it moved: the minimum is N.  Otherwise it
+ * stays unknown.
  */
 static int parse_note(struct parser *p, struct bwap_peers_report *r)
 {
 	static const char own[] = "minimum from its own start state ";
+	static const char migrated[] = " pages migrated by its stats";
 	struct bwap_peers_row *row;
 	const char *q;
 	double x;
 	long min;
+
+	if (starts(p->line, "#   DAMON: "))
+		p->note = "DAMON";
+	else if (starts(p->line, "#   DAMON shr "))
+		p->note = "DAMON shr";
+	else if (!starts(p->line, "#   "))
+		p->note = NULL;
+	q = strstr(p->line, migrated);
+	if (q && p->note && !strcmp(p->note, "DAMON") && !r->goal_min_column) {
+		while (q > p->line && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		row = row_of(p, r, "DAMON");
+		if (!row)	/* n/a: nothing to give a minimum to */
+			return 0;
+		if (sscanf(q, "%ld", &min) != 1)
+			return bad(p, "not DAMON's 'N pages migrated by its stats'");
+		if (min == row->moved && !row->layout && !strcmp(row->goal, "layout")) {
+			row->goal_min = min;
+			row->per_min = min ? 1 : 0;
+		}
+		return 0;
+	}
 
 	if (starts(p->line, "#   move_pages: folio-blind")) {
 		row = row_of(p, r, "move_pages");

@@ -380,12 +380,13 @@ static void test_peers_parse(void)
 	      "peers 4-node: dwp-step's DAMON 2747 moved, 13.80x, on its goal the layout at 63.71 ms, "
 	      "refault 0; Alg. 1 never reached the shares, refault 10");
 	/* issue 50, item 10: no method scored against a goal it does not have */
-	CHECK(sc->row[1].per_min < 0 && sc->row[0].per_min == 1.00 && sc->row[3].per_min == 7.32,
-	      "peers 4-node, a report from before the min column: DAMON's /min (25.44x, against the shares' "
-	      "minimum) is not taken as a ratio to its own goal, the layout (%.2f); the shares rows keep theirs, "
+	CHECK(sc->row[1].per_min == 1.00 && sc->row[0].per_min == 1.00 && sc->row[3].per_min == 7.32,
+	      "peers 4-node, a report from before the min column: DAMON's /min is not its printed 25.44x (against "
+	      "the shares' minimum) but 1.00x against its own goal, the layout (%.2f); the shares rows keep theirs, "
 	      "kernel 1.00x, Alg. 1 7.32x", sc->row[1].per_min);
-	CHECK(sc->row[1].goal_min == -1 && sc->row[0].goal_min == 108 && sc->row[3].goal_min == 108,
-	      "peers 4-node, before the min column: DAMON's minimum to its goal unknown (-1), the shares rows' 108");
+	CHECK(sc->row[1].goal_min == 2747 && sc->row[0].goal_min == 108 && sc->row[3].goal_min == 108,
+	      "peers 4-node, before the min column: DAMON's minimum to the layout 2747 (its stats migrated the 2747 "
+	      "pages that changed node, 0 off the layout at the end), the shares rows' 108");
 	{
 		int blind = 0;
 
@@ -404,16 +405,16 @@ static void test_peers_parse(void)
 	ok = !bwap_peers_read(test_data("../../../../guest/bench-results/peers-default-regions-20261207.txt"), &r, err,
 			      sizeof(err));
 	CHECK(ok && r.nr_methods == 5 && !strcmp(r.method[2], "DAMON shr") && r.sc[0].row[2].goal_min == 112 &&
-	      fabs(r.sc[0].row[2].per_min - 127.0 / 112) < 1e-9 && r.sc[0].row[1].per_min < 0 &&
+	      fabs(r.sc[0].row[2].per_min - 127.0 / 112) < 1e-9 && r.sc[0].row[1].per_min == 1 &&
 	      r.sc[0].row[0].goal_min == 108,
 	      "peers, guest/bench-results/peers-default-regions: DAMON shr's /min against the minimum from its own "
-	      "start state (127 / 112), DAMON's n/a, the kernel's minimum 108 (%s)", err);
+	      "start state (127 / 112), DAMON's 1.00x, the kernel's minimum 108 (%s)", err);
 	ok = !bwap_peers_read(test_data("peers-7.3-8node-opteron.txt"), &r, err, sizeof(err));
 	CHECK(ok && r.nr_scenarios == 3 && r.nr_methods == 4 && r.nodes == 8 && !strcmp(r.topology, "8node-opteron") &&
-	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min < 0 &&
+	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min == 1.00 &&
 	      r.sc[1].row[0].final[7] == 234 && !strcmp(r.sc[2].name, "thp-canonical-8") && r.sc[2].thp &&
 	      r.sc[2].minimum == 3584 && r.sc[2].row[0].final[0] == 5120 && r.tap_plan == 30 && r.tap_ok == 30,
-	      "peers 8-node: 3 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON's 3.31x not its goal's; "
+	      "peers 8-node: 3 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON 1.00x to its own goal, not 3.31x; "
 	      "thp-canonical-8 minimum 3584, kernel 5120 on node 0; TAP 30 of 30 ok (%s)", err);
 
 	/* strict: each bad report refused with the line it is on */
@@ -451,6 +452,15 @@ static void test_peers_parse(void)
 	err[0] = '\0';
 	CHECK(bwap_peers_parse("# kunit: 31 passed\n", "r.txt", &r, err, sizeof(err)) &&
 	      strstr(err, "not a rebalance-bench --peers report"), "peers: another report is refused (%s)", err);
+	/* DAMON's minimum to the layout only where its stats show each moved page moved once */
+	err[0] = '\0';
+	ok = !bwap_peers_parse(edited(text, "range, 2747 pages migrated by its stats", "range, 2748 pages migrated by its stats"),
+			       "r.txt", &r, err, sizeof(err));
+	CHECK(ok && r.sc[0].row[1].per_min < 0 && r.sc[0].row[1].goal_min == -1 && r.sc[1].row[1].per_min == 1.00,
+	      "peers, before the min column: where DAMON's stats migrated more pages than changed node, its "
+	      "minimum to the layout is unknown and its /min n/a (%s)", err);
+	CHECK(ok && !bwap_chart_peers(out("peers-nc.png"), &r, err, sizeof(err)),
+	      "peers: the chart draws with a row without a ratio to its goal (%s)", err);
 	/* a kernel without DAMON prints its rows n/a: parsed, not measured */
 	err[0] = '\0';
 	ok = !bwap_peers_parse(edited(text, "  DAMON        2747 25.44x      8      0   29755332  13.80x  10832 layout "
