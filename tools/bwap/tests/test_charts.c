@@ -409,6 +409,16 @@ static void test_peers_parse(void)
 	      r.sc[0].row[0].goal_min == 108,
 	      "peers, guest/bench-results/peers-default-regions: DAMON shr's /min against the minimum from its own "
 	      "start state (127 / 112), DAMON's 1.00x, the kernel's minimum 108 (%s)", err);
+	/* the bench's report with the min column, as run-bench --peers saved it */
+	ok = !bwap_peers_read(test_data("../../../../guest/bench-results/peers-7.3-4node-asymmetric-20261207-072647.txt"),
+			      &r, err, sizeof(err));
+	CHECK(ok && r.goal_min_column && r.nr_methods == 5 && r.sc[0].row[1].goal_min == 2747 &&
+	      r.sc[0].row[1].per_min == 1.00 && r.sc[0].row[2].goal_min == 113 && r.sc[0].row[2].per_min == 1.00 &&
+	      r.sc[0].row[4].goal_min == 108 && r.sc[0].row[4].per_min == 7.32 && r.sc[4].row[3].folio_blind &&
+	      r.tap_plan == 60 && r.tap_ok == 60,
+	      "peers, guest/bench-results/peers-7.3-4node-asymmetric-20261207-072647 (min column): DAMON 2747 of its "
+	      "minimum 2747 to the layout, DAMON shr 113 of 113, Alg. 1 7.32x of 108; thp-mixed's move_pages "
+	      "folio-blind; TAP 60 of 60 (%s)", err);
 	ok = !bwap_peers_read(test_data("peers-7.3-8node-opteron.txt"), &r, err, sizeof(err));
 	CHECK(ok && r.nr_scenarios == 3 && r.nr_methods == 4 && r.nodes == 8 && !strcmp(r.topology, "8node-opteron") &&
 	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min == 1.00 &&
