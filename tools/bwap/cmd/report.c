@@ -34,8 +34,9 @@ static void help(FILE *f)
 		   "                   optimum, where it settled ringed.  LOG is a search log;\n"
 		   "                   PID reads STATE_DIR/search-PID.log\n"
 		   "  --peers REPORT   draw rebalance-bench --peers' report (scripts/run-bench\n"
-		   "                   --peers: build/bench/peers-*.txt): pages moved / minimum\n"
-		   "                   and instructions / the kernel's per scenario and method\n"
+		   "                   --peers: build/bench/peers-*.txt): pages moved / the\n"
+		   "                   minimum to the method's own goal, and instructions / the\n"
+		   "                   kernel's, per scenario and method\n"
 		   "%s"
 		   "  -h, --help       this text\n", matrix_opts_help);
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * 'bwapctl report --peers REPORT.txt': rebalance-bench --peers' report
- * (peers_parse.c) as two stacked panels, pages moved / the minimum over
- * instructions / the kernel's, each with a group of bars per scenario and
- * a colour per method, the printed ratio over each bar.  A panel whose
+ * (peers_parse.c) as two stacked panels, pages moved / the fewest moves to
+ * the method's own goal (DAMON: a fresh fault's layout; the others: the
+ * per-node shares) over instructions / the kernel's, each with a group of
+ * bars per scenario and a colour per method, the printed ratio over each
+ * bar ("*" on a folio-blind row).  A row with no ratio to its own goal (a
+ * layout row of a report from before the "min" column) is drawn n/a.  A panel whose
  * values span more than a factor of 10 is drawn on a log scale (1-2-5
  * ticks); its floor sits one tick under the smallest value so that the
  * reference bars (1.00x) still show.
@@ -22,7 +25,7 @@
 #define PANEL_STEP 365		/* from one panel to the next */
 #define PANEL_H 255		/* the plot, label band included */
 #define LABEL_BAND 52		/* above the top tick: room for labels over the tallest bar */
-#define FOOT_Y (H - 34)
+#define FOOT_Y (H - 48)
 
 /* The 1-2-5 value at or above x (up) or strictly below it (!up); x > 0. */
 static double step125(double x, int up)
@@ -64,10 +67,43 @@ static const double *value(const struct bwap_peers_row *row, int panel)
 	return panel ? &row->per_kernel : &row->per_min;
 }
 
+/* A bar to draw: measured, and in the first panel a ratio to the method's own goal. */
+static int drawn(const struct bwap_peers_row *row, int panel)
+{
+	return row->have && *value(row, panel) >= 0;
+}
+
+/* A report's rows without a ratio to their own goal. */
+static int nr_not_comparable(const struct bwap_peers_report *r)
+{
+	int n = 0;
+
+	for (int s = 0; s < r->nr_scenarios; s++)
+		for (int m = 0; m < r->nr_methods; m++)
+			n += r->sc[s].row[m].have && r->sc[s].row[m].per_min < 0;
+	return n;
+}
+
+static int nr_folio_blind(const struct bwap_peers_report *r)
+{
+	int n = 0;
+
+	for (int s = 0; s < r->nr_scenarios; s++)
+		for (int m = 0; m < r->nr_methods; m++)
+			n += r->sc[s].row[m].have && r->sc[s].row[m].folio_blind;
+	return n;
+}
+
+/* "1.77x", "1.77x*" on a folio-blind row */
+static void label(char *buf, size_t len, const struct bwap_peers_row *row, int panel)
+{
+	snprintf(buf, len, "%.2fx%s", *value(row, panel), row->folio_blind ? "*" : "");
+}
+
 static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int panel, double y0)
 {
 	static const char *const titles[2] = {
-		"pages moved / the minimum to the per-node shares (DAMON's goal is a fresh fault's layout)",
+		"pages moved / the fewest to the method's own goal (DAMON: a fresh fault's layout; others: the shares)",
 		"instructions / the kernel's (same scenario)",
 	};
 	const struct rgb ref = { 0.30, 0.30, 0.30 };
@@ -80,7 +116,7 @@ static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int p
 		for (int m = 0; m < nm; m++) {
 			const struct bwap_peers_row *row = &r->sc[s].row[m];
 
-			if (!row->have)
+			if (!drawn(row, panel))
 				continue;
 			vmax = fmax(vmax, *value(row, panel));
 			if (*value(row, panel) > 0)
@@ -137,7 +173,7 @@ static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int p
 	/* one orientation for every label: upright where the widest fits its bar */
 	for (int s = 0; s < ns; s++)
 		for (int m = 0; m < nm; m++) {
-			snprintf(buf, sizeof(buf), "%.2fx", *value(&r->sc[s].row[m], panel));
+			label(buf, sizeof(buf), &r->sc[s].row[m], panel);
 			up |= chart_text_width(c, 10, 0, buf) > bw - 2;
 		}
 	for (int s = 0; s < ns; s++) {
@@ -148,13 +184,13 @@ static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int p
 			const struct bwap_peers_row *row = &sc->row[m];
 			double x = gx + m * bw, y;
 
-			if (!row->have) {
+			if (!drawn(row, panel)) {
 				chart_text(c, x + bw / 2, a.bottom - 4, 9, 0, 0.5, &chart_grey, "n/a");
 				continue;
 			}
 			y = ypos(&a, *value(row, panel));
 			chart_fill_rect(c, x + 1, y, bw - 2, a.bottom - y, &chart_palette[m % 10]);
-			snprintf(buf, sizeof(buf), "%.2fx", *value(row, panel));
+			label(buf, sizeof(buf), row, panel);
 			if (up)
 				chart_text_up(c, x + bw / 2 + 4, y - 5 - chart_text_width(c, 10, 0, buf) / 2, 10,
 					      &chart_black, buf);
@@ -166,12 +202,12 @@ static void draw_panel(struct chart *c, const struct bwap_peers_report *r, int p
 		if (panel)
 			snprintf(buf, sizeof(buf), "kernel: %lld %s", sc->row[0].instr, r->unit);
 		else
-			snprintf(buf, sizeof(buf), "(%s) min %ld of %ld", sc->what, sc->minimum, sc->pages);
+			snprintf(buf, sizeof(buf), "(%s) shares min %ld of %ld", sc->what, sc->minimum, sc->pages);
 		while (size > 7 && chart_text_width(c, size, 0, buf) > gw - 4)
 			size -= 0.5;
 		chart_text(c, cx, a.bottom + 32, size, 0, 0.5, &chart_grey, buf);
 	}
-	/* the reference: 1.00x is the minimum, or the kernel */
+	/* the reference: 1.00x is the minimum to the method's own goal, or the kernel */
 	if (a.lo < 1 && a.hi > 1)
 		chart_line(c, ML, ypos(&a, 1), W - MR, ypos(&a, 1), 1, &ref);
 }
@@ -221,7 +257,8 @@ int bwap_chart_peers(const char *path, const struct bwap_peers_report *r, char *
 	x = 20;
 	for (int m = 0; m < r->nr_methods; m++)
 		x = chart_legend(&c, x, 90, &chart_palette[m % 10], r->method[m]);
-	chart_text(&c, x, 90, 12, 0, 0, &chart_grey, "(n/a: not measured)");
+	chart_text(&c, x, 90, 12, 0, 0, &chart_grey,
+		   nr_not_comparable(r) ? "(n/a: not measured, or no ratio to its own goal)" : "(n/a: not measured)");
 	for (int p = 0; p < 2; p++)
 		draw_panel(&c, r, p, PANEL_TOP0 + p * PANEL_STEP);
 	if (icount)
@@ -233,6 +270,16 @@ int bwap_chart_peers(const char *path, const struct bwap_peers_report *r, char *
 	chart_text(&c, 20, FOOT_Y, 11, 0, 0, &chart_black, buf);
 	chart_text(&c, 20, FOOT_Y + 17, 11, 0, 0, &chart_grey,
 		   "Moved: pages that changed node (a THP counts 512). Minimum: the fewest moves that reach the "
-		   "target. Dark line: 1x, the reference.");
+		   "method's own goal. Dark line: 1x, the reference.");
+	buf[0] = '\0';
+	if (nr_not_comparable(r))
+		snprintf(buf, sizeof(buf), "A report from before the \"min\" column: its DAMON /min divided by the "
+			 "shares' minimum, not DAMON's goal, so it is not drawn (n/a).%s",
+			 nr_folio_blind(r) ? " " : "");
+	if (nr_folio_blind(r))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			 "*: folio-blind, it ignores folio sizes (plans in base pages; a THP moves whole, some twice).");
+	if (buf[0])
+		fit_text(&c, 20, FOOT_Y + 34, 11, 0, &chart_grey, buf);
 	return chart_close(&c, err, errlen);
 }

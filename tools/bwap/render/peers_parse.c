@@ -31,6 +31,8 @@ struct parser {
 	size_t errlen;
 	int cur;	/* the scenario the next rows belong to, -1 before the first */
 	int in_table;	/* its column header was seen */
+	int columns;	/* 0: no column header yet; 1: without "min" (before it); 2: with it */
+	const char *note;	/* the method whose "#   NAME: ..." note block this is, or NULL */
 };
 
 static int bad(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,10 +171,15 @@ static int parse_scenario(struct parser *p, struct bwap_peers_report *r)
 			return bad(p, "scenario '%s' a second time", sc->name);
 	p->cur = r->nr_scenarios++;
 	p->in_table = 0;
+	p->note = NULL;
 	return 0;
 }
 
-/* "# method      moved   /min ..." exactly as peers() prints it, for instr or ns */
+/*
+ * "# method      moved    min   /min ..." exactly as peers() prints it, for
+ * instr or ns; or as it printed it before the "min" column, when "/min"
+ * divided every row by the shares' minimum.
+ */
 static int parse_columns(struct parser *p, struct bwap_peers_report *r)
 {
 	static const char *const units[] = { "instr", "ns" };
@@ -180,19 +187,25 @@ static int parse_columns(struct parser *p, struct bwap_peers_report *r)
 
 	if (p->cur < 0 || p->in_table)
 		return bad(p, "a column header outside a scenario's header");
-	for (int u = 0; u < 2; u++) {
-		snprintf(want, sizeof(want), "# %-10s %6s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s",
-			 "method", "moved", "/min", "shares", "layout", units[u], "/kernel", "/moved", "goal",
-			 "reached", "win 64 / 512", "refault", "final per node");
-		if (strcmp(p->line, want))
-			continue;
-		if (r->unit[0] && strcmp(r->unit, units[u]))
-			return bad(p, "%s here, %s in the scenarios before", units[u], r->unit);
-		snprintf(r->unit, sizeof(r->unit), "%s", units[u]);
-		p->in_table = 1;
-		return 0;
-	}
-	return bad(p, "not the column header rebalance-bench --peers prints (method moved /min shares layout "
+	for (int c = 1; c <= 2; c++)
+		for (int u = 0; u < 2; u++) {
+			snprintf(want, sizeof(want), "# %-10s %6s%s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s",
+				 "method", "moved", c == 2 ? "    min" : "", "/min", "shares", "layout", units[u],
+				 "/kernel", "/moved", "goal", "reached", "win 64 / 512", "refault", "final per node");
+			if (strcmp(p->line, want))
+				continue;
+			if (r->unit[0] && strcmp(r->unit, units[u]))
+				return bad(p, "%s here, %s in the scenarios before", units[u], r->unit);
+			if (p->columns && p->columns != c)
+				return bad(p, "a column header %s \"min\", the scenarios before %s", c == 2 ? "with" : "without",
+					   c == 2 ? "without" : "with");
+			snprintf(r->unit, sizeof(r->unit), "%s", units[u]);
+			p->columns = c;
+			r->goal_min_column = c == 2;
+			p->in_table = 1;
+			return 0;
+		}
+	return bad(p, "not the column header rebalance-bench --peers prints (method moved min /min shares layout "
 		   "instr ...)");
 }
 
@@ -247,10 +260,17 @@ static int parse_row(struct parser *p, struct bwap_peers_report *r)
 		row->na = 1;
 		return 0;
 	}
-	if (sscanf(q, "%ld %lfx %ld %ld %lld %lfx %lf %7s %n", &row->moved, &row->per_min, &row->off, &row->layout,
-		   &row->instr, &row->per_kernel, &row->per_moved, row->goal, &n) != 8 || n < 0)
+	if (r->goal_min_column) {
+		if (sscanf(q, "%ld %ld %lfx %ld %ld %lld %lfx %lf %7s %n", &row->moved, &row->goal_min, &row->per_min,
+			   &row->off, &row->layout, &row->instr, &row->per_kernel, &row->per_moved, row->goal,
+			   &n) != 9 || n < 0)
+			return bad(p, "not 'moved min /min x shares layout %s /kernel x /moved goal' at the start of a row",
+				   r->unit);
+	} else if (sscanf(q, "%ld %lfx %ld %ld %lld %lfx %lf %7s %n", &row->moved, &row->per_min, &row->off,
+			  &row->layout, &row->instr, &row->per_kernel, &row->per_moved, row->goal, &n) != 8 || n < 0) {
 		return bad(p, "not 'moved /min x shares layout %s /kernel x /moved goal' at the start of a row",
 			   r->unit[0] ? r->unit : "instr");
+	}
 	if (strcmp(row->goal, "shares") && strcmp(row->goal, "layout"))
 		return bad(p, "the goal '%s' is neither 'shares' nor 'layout'", row->goal);
 	q += n;
@@ -293,8 +313,15 @@ static int parse_row(struct parser *p, struct bwap_peers_report *r)
 	    !isfinite(row->win[0]) || !isfinite(row->win[1]) || row->per_min < 0 || row->per_kernel < 0 ||
 	    row->per_moved < 0 || row->win[0] < 0 || row->win[1] < 0)
 		return bad(p, "/min, /kernel, /moved and the windows must be finite and >= 0");
-	if (fabs(row->per_min - (sc->minimum ? (double)row->moved / sc->minimum : 0)) > RATIO_TOL)
-		return bad(p, "/min %.2fx is not %ld moved / minimum %ld", row->per_min, row->moved, sc->minimum);
+	if (!r->goal_min_column)
+		row->goal_min = sc->minimum;	/* what that /min divided by */
+	if (row->goal_min < 0 || row->goal_min > sc->pages)
+		return bad(p, "min must be 0 to the scenario's %ld pages", sc->pages);
+	if (fabs(row->per_min - (row->goal_min ? (double)row->moved / row->goal_min : 0)) > RATIO_TOL)
+		return bad(p, "/min %.2fx is not %ld moved / minimum %ld", row->per_min, row->moved, row->goal_min);
+	/* before the min column every row was divided by the shares' minimum: not a layout goal's */
+	if (!r->goal_min_column && strcmp(row->goal, "shares"))
+		row->goal_min = -1, row->per_min = -1;
 	if (fabs(row->per_kernel - (m ? (double)row->instr / k->instr : 1)) > RATIO_TOL)
 		return bad(p, "/kernel %.2fx is not %lld / the kernel's %lld", row->per_kernel, row->instr,
 			   m ? k->instr : row->instr);
@@ -328,6 +355,79 @@ static int parse_tap(struct parser *p, struct bwap_peers_report *r)
 	return 0;
 }
 
+/* The current scenario's row of method @name, or NULL. */
+static struct bwap_peers_row *row_of(struct parser *p, struct bwap_peers_report *r, const char *name)
+{
+	if (p->cur < 0)
+		return NULL;
+	for (int m = 0; m < r->nr_methods; m++)
+		if (!strcmp(r->method[m], name) && r->sc[p->cur].row[m].have)
+			return &r->sc[p->cur].row[m];
+	return NULL;
+}
+
+/*
+ * The notes under a scenario's rows that the chart needs: the folio-blind
+ * move_pages row, and, in a report from before the min column, the
+ * minimum to their own goal of DAMON shr ("... minimum from its own start
+ * state M (R.RRRx): settling") and of DAMON.  DAMON's follows from its
+ * note's "N pages migrated by its stats": where N is the pages that
+ * changed node and none is off the layout at the end, no page moved twice
+ * and each moved page ends on its layout node, so each started off it,
+ * and each page that started off it moved: the minimum is N.  Otherwise it
+ * stays unknown.
+ */
+static int parse_note(struct parser *p, struct bwap_peers_report *r)
+{
+	static const char own[] = "minimum from its own start state ";
+	static const char migrated[] = " pages migrated by its stats";
+	struct bwap_peers_row *row;
+	const char *q;
+	double x;
+	long min;
+
+	if (starts(p->line, "#   DAMON: "))
+		p->note = "DAMON";
+	else if (starts(p->line, "#   DAMON shr "))
+		p->note = "DAMON shr";
+	else if (!starts(p->line, "#   "))
+		p->note = NULL;
+	q = strstr(p->line, migrated);
+	if (q && p->note && !strcmp(p->note, "DAMON") && !r->goal_min_column) {
+		while (q > p->line && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		row = row_of(p, r, "DAMON");
+		if (!row)	/* n/a: nothing to give a minimum to */
+			return 0;
+		if (sscanf(q, "%ld", &min) != 1)
+			return bad(p, "not DAMON's 'N pages migrated by its stats'");
+		if (min == row->moved && !row->layout && !strcmp(row->goal, "layout")) {
+			row->goal_min = min;
+			row->per_min = min ? 1 : 0;
+		}
+		return 0;
+	}
+
+	if (starts(p->line, "#   move_pages: folio-blind")) {
+		row = row_of(p, r, "move_pages");
+		if (!row)
+			return bad(p, "a folio-blind note without a move_pages row above it");
+		row->folio_blind = 1;
+		return 0;
+	}
+	q = strstr(p->line, own);
+	if (!q || r->goal_min_column)
+		return 0;
+	row = row_of(p, r, "DAMON shr");
+	if (!row || sscanf(q + strlen(own), "%ld (%lfx)", &min, &x) != 2 || min < 0 || min > r->sc[p->cur].pages)
+		return bad(p, "not DAMON shr's '%sM (R.RRRx)' under its row", own);
+	if (fabs(x - (min ? (double)row->moved / min : 0)) > 0.00051)
+		return bad(p, "DAMON shr's %.3fx is not %ld moved / %ld", x, row->moved, min);
+	row->goal_min = min;
+	row->per_min = min ? (double)row->moved / min : 0;
+	return 0;
+}
+
 static int parse_line(struct parser *p, struct bwap_peers_report *r)
 {
 	const char *l = p->line;
@@ -342,7 +442,7 @@ static int parse_line(struct parser *p, struct bwap_peers_report *r)
 	if (starts(l, "# ") && l[2] != ' ' && ends(l, "fresh fault under NEW:"))
 		return parse_scenario(p, r);
 	if (l[0] == '#')
-		return 0;
+		return parse_note(p, r);
 	if (starts(l, "  ") && l[2] && l[2] != ' ')
 		return parse_row(p, r);
 	if (starts(l, "1..") || starts(l, "ok ") || starts(l, "not ok "))

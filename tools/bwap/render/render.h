@@ -67,7 +67,17 @@ struct bwap_peers_row {
 	long off;		/* pages away from the per-node shares at the end ("shares") */
 	long layout;		/* pages not where a fresh fault under NEW puts them */
 	char goal[8];		/* the method's own goal: "shares" or "layout" */
-	double per_min;		/* moved / the scenario's minimum, as printed */
+	/*
+	 * The fewest moves that reach this method's own goal from its own
+	 * start state, and moved / it: the report's "min" and "/min" columns.
+	 * A report from before the "min" column divided every row by the
+	 * shares' minimum: there a shares row gets the scenario's minimum (or
+	 * DAMON shr's own, from its note), and a layout row (DAMON) -1 for
+	 * both, not comparable.
+	 */
+	long goal_min;
+	double per_min;
+	int folio_blind;	/* the bench's note: this row planned in base pages, blind to folio sizes */
 	long long instr;	/* guest instructions (or ns, see unit) */
 	double per_kernel;	/* instr / the kernel's, as printed */
 	double per_moved;
@@ -89,6 +99,7 @@ struct bwap_peers_report {
 	char base[64], source[128], variant[64], topology[64];
 	int nodes, worker_cpu, worker_node, repeats;
 	char unit[8];		/* "instr" (run-vm --icount) or "ns" */
+	int goal_min_column;	/* the rows have "min": /min against each method's own goal */
 	int nr_methods, nr_scenarios;
 	char method[BWAP_PEERS_MAX_METHODS][16];	/* in the report's order; "kernel" first */
 	struct bwap_peers_scenario sc[BWAP_PEERS_MAX_SCENARIOS];
@@ -109,7 +120,8 @@ int bwap_peers_read(const char *path, struct bwap_peers_report *r, char *err, si
 /* ---- peers.c: its chart ------------------------------------------------------ */
 
 /*
- * Two panels, pages moved / minimum over instructions / the kernel's:
+ * Two panels, pages moved / the minimum to each method's own goal (rows
+ * without one, per_min < 0, drawn n/a) over instructions / the kernel's:
  * grouped bars per scenario, a colour per method, log scale when the
  * values span more than a factor of 10.
  */

@@ -373,23 +373,58 @@ static void test_peers_parse(void)
 	      sc->row[0].final[0] == 2018 && sc->row[0].final[3] == 452,
 	      "peers 4-node: dwp-step's kernel row: 108 moved, 0 off the shares, 2712 off the layout, 2155790 instr, "
 	      "2018/.../452");
-	CHECK(sc->row[1].moved == 2747 && sc->row[1].per_min == 25.44 && sc->row[1].per_kernel == 13.80 &&
+	CHECK(sc->row[1].moved == 2747 && sc->row[1].per_kernel == 13.80 &&
 	      sc->row[1].off == 8 && sc->row[1].layout == 0 && !strcmp(sc->row[1].goal, "layout") &&
 	      sc->row[1].reached_ms == 63.71 && !sc->row[1].refault && sc->row[3].reached_ms == -1 &&
 	      sc->row[3].refault == 10,
-	      "peers 4-node: dwp-step's DAMON 2747 moved, 25.44x, 13.80x, on its goal the layout at 63.71 ms, "
+	      "peers 4-node: dwp-step's DAMON 2747 moved, 13.80x, on its goal the layout at 63.71 ms, "
 	      "refault 0; Alg. 1 never reached the shares, refault 10");
+	/* issue 50, item 10: no method scored against a goal it does not have */
+	CHECK(sc->row[1].per_min == 1.00 && sc->row[0].per_min == 1.00 && sc->row[3].per_min == 7.32,
+	      "peers 4-node, a report from before the min column: DAMON's /min is not its printed 25.44x (against "
+	      "the shares' minimum) but 1.00x against its own goal, the layout (%.2f); the shares rows keep theirs, "
+	      "kernel 1.00x, Alg. 1 7.32x", sc->row[1].per_min);
+	CHECK(sc->row[1].goal_min == 2747 && sc->row[0].goal_min == 108 && sc->row[3].goal_min == 108,
+	      "peers 4-node, before the min column: DAMON's minimum to the layout 2747 (its stats migrated the 2747 "
+	      "pages that changed node, 0 off the layout at the end), the shares rows' 108");
+	{
+		int blind = 0;
+
+		for (int s = 0; s < r.nr_scenarios; s++)
+			for (int m = 0; m < r.nr_methods; m++)
+				blind += r.sc[s].row[m].folio_blind;
+		CHECK(blind == 1 && r.sc[4].row[2].folio_blind,
+		      "peers 4-node: the folio-blind note marks thp-mixed's move_pages row, and only it (%d)", blind);
+	}
 	sc = &r.sc[4];
 	CHECK(!strcmp(sc->name, "thp-mixed") && sc->thp && sc->pages == 4496 && sc->row[2].instr == 884417620 &&
 	      sc->row[2].per_kernel == 144.20 && sc->row[2].per_min == 1.77,
 	      "peers 4-node: thp-mixed (THP) move_pages, folio-blind: 884417620 instr, 144.20x the kernel's, "
 	      "1.77x the minimum");
+	/* a stored report with DAMON shr, before the min column: its own minimum from its note */
+	ok = !bwap_peers_read(test_data("../../../../guest/bench-results/peers-default-regions-20261207.txt"), &r, err,
+			      sizeof(err));
+	CHECK(ok && r.nr_methods == 5 && !strcmp(r.method[2], "DAMON shr") && r.sc[0].row[2].goal_min == 112 &&
+	      fabs(r.sc[0].row[2].per_min - 127.0 / 112) < 1e-9 && r.sc[0].row[1].per_min == 1 &&
+	      r.sc[0].row[0].goal_min == 108,
+	      "peers, guest/bench-results/peers-default-regions: DAMON shr's /min against the minimum from its own "
+	      "start state (127 / 112), DAMON's 1.00x, the kernel's minimum 108 (%s)", err);
+	/* the bench's report with the min column, as run-bench --peers saved it */
+	ok = !bwap_peers_read(test_data("../../../../guest/bench-results/peers-7.3-4node-asymmetric-20261207-072647.txt"),
+			      &r, err, sizeof(err));
+	CHECK(ok && r.goal_min_column && r.nr_methods == 5 && r.sc[0].row[1].goal_min == 2747 &&
+	      r.sc[0].row[1].per_min == 1.00 && r.sc[0].row[2].goal_min == 113 && r.sc[0].row[2].per_min == 1.00 &&
+	      r.sc[0].row[4].goal_min == 108 && r.sc[0].row[4].per_min == 7.32 && r.sc[4].row[3].folio_blind &&
+	      r.tap_plan == 60 && r.tap_ok == 60,
+	      "peers, guest/bench-results/peers-7.3-4node-asymmetric-20261207-072647 (min column): DAMON 2747 of its "
+	      "minimum 2747 to the layout, DAMON shr 113 of 113, Alg. 1 7.32x of 108; thp-mixed's move_pages "
+	      "folio-blind; TAP 60 of 60 (%s)", err);
 	ok = !bwap_peers_read(test_data("peers-7.3-8node-opteron.txt"), &r, err, sizeof(err));
 	CHECK(ok && r.nr_scenarios == 3 && r.nr_methods == 4 && r.nodes == 8 && !strcmp(r.topology, "8node-opteron") &&
-	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min == 3.31 &&
+	      !strcmp(r.sc[1].name, "canonical-8") && r.sc[1].minimum == 1083 && r.sc[1].row[1].per_min == 1.00 &&
 	      r.sc[1].row[0].final[7] == 234 && !strcmp(r.sc[2].name, "thp-canonical-8") && r.sc[2].thp &&
 	      r.sc[2].minimum == 3584 && r.sc[2].row[0].final[0] == 5120 && r.tap_plan == 30 && r.tap_ok == 30,
-	      "peers 8-node: 3 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON 3.31x; "
+	      "peers 8-node: 3 scenarios x 4 methods on 8 nodes; canonical-8 minimum 1083, DAMON 1.00x to its own goal, not 3.31x; "
 	      "thp-canonical-8 minimum 3584, kernel 5120 on node 0; TAP 30 of 30 ok (%s)", err);
 
 	/* strict: each bad report refused with the line it is on */
@@ -427,6 +462,15 @@ static void test_peers_parse(void)
 	err[0] = '\0';
 	CHECK(bwap_peers_parse("# kunit: 31 passed\n", "r.txt", &r, err, sizeof(err)) &&
 	      strstr(err, "not a rebalance-bench --peers report"), "peers: another report is refused (%s)", err);
+	/* DAMON's minimum to the layout only where its stats show each moved page moved once */
+	err[0] = '\0';
+	ok = !bwap_peers_parse(edited(text, "range, 2747 pages migrated by its stats", "range, 2748 pages migrated by its stats"),
+			       "r.txt", &r, err, sizeof(err));
+	CHECK(ok && r.sc[0].row[1].per_min < 0 && r.sc[0].row[1].goal_min == -1 && r.sc[1].row[1].per_min == 1.00,
+	      "peers, before the min column: where DAMON's stats migrated more pages than changed node, its "
+	      "minimum to the layout is unknown and its /min n/a (%s)", err);
+	CHECK(ok && !bwap_chart_peers(out("peers-nc.png"), &r, err, sizeof(err)),
+	      "peers: the chart draws with a row without a ratio to its goal (%s)", err);
 	/* a kernel without DAMON prints its rows n/a: parsed, not measured */
 	err[0] = '\0';
 	ok = !bwap_peers_parse(edited(text, "  DAMON        2747 25.44x      8      0   29755332  13.80x  10832 layout "
@@ -437,6 +481,67 @@ static void test_peers_parse(void)
 	CHECK(ok && !bwap_chart_peers(out("peers-na.png"), &r, err, sizeof(err)),
 	      "peers: the chart draws with an n/a row (%s)", err);
 	free(text);
+}
+
+/*
+ * A report with the min column (issue 50, item 10): each row's /min is
+ * moved over the fewest moves to its own goal, DAMON's the layout.  The
+ * rows are printed with rebalance-bench's own format; the figures are the
+ * dwp-step rows of guest/bench-results/peers-5ms-100ms-20261207.txt with
+ * a min column as the bench now prints it (DAMON's: its 2747 moves, each
+ * off the layout at the start, as its stats and 0 pages off at the end
+ * say).
+ */
+static const char row_fmt[] =
+	"  %-10s %6ld %6ld %5.2fx %6ld %6ld %10lld %6.2fx %6.0f %-6s %10s %5.1f / %5.1f %5ld %-3s %s\n";
+
+static char *goal_min_report(long damon_min, const char *damon_ratio)
+{
+	static char text[4096];
+	int n;
+
+	n = snprintf(text, sizeof(text),
+		     "# rebalance-bench --peers: 4 nodes, workers on CPU 0 (node 0), 1 repeats,\n#\n"
+		     "# dwp-step (DWP 0 -> 0.1): 20,10,8,5 -> 67,30,24,15, 4096 pages, minimum 108 moved; "
+		     "fresh fault under NEW:\n#   windows 32.5 / 17.4, pages per node 2026/900/720/450\n"
+		     "# %-10s %6s %6s %6s %6s %6s %10s %7s %6s %-6s %10s %13s %9s %-19s\n", "method", "moved", "min",
+		     "/min", "shares", "layout", "instr", "/kernel", "/moved", "goal", "reached", "win 64 / 512",
+		     "refault", "final per node");
+	n += snprintf(text + n, sizeof(text) - n, row_fmt, "kernel", 108L, 108L, 1.0, 0L, 2712L, 2203050LL, 1.0,
+		      20399.0, "shares", "2.20 ms", 11.5, 4.2, 0L, "yes", "2018/903/723/452");
+	n += snprintf(text + n, sizeof(text) - n, row_fmt, "DAMON", 2747L, damon_min, 2747.0 / damon_min, 8L, 0L,
+		      23760692LL, 10.79, 8650.0, "layout", "147.97 ms", 32.5, 17.4, 0L, "yes", "2026/900/720/450");
+	n += snprintf(text + n, sizeof(text) - n, row_fmt, "move_pages", 108L, 108L, 1.0, 0L, 2712L, 3000380LL, 1.36,
+		      27781.0, "shares", "3.00 ms", 11.5, 4.2, 0L, "yes", "2018/903/723/452");
+	snprintf(text + n, sizeof(text) - n, "1..0\n");
+	if (damon_ratio) {	/* a hand-edited ratio */
+		char *at = strstr(text, "  DAMON ");
+
+		at = strstr(at, " 1.00x");
+		memcpy(at, damon_ratio, strlen(damon_ratio));
+	}
+	return text;
+}
+
+static void test_peers_goal_min(void)
+{
+	static struct bwap_peers_report r;
+	char err[512] = "";
+	int ok;
+
+	ok = !bwap_peers_parse(goal_min_report(2747, NULL), "g.txt", &r, err, sizeof(err));
+	CHECK(ok, "peers, min column: the report parses (%s)", err);
+	CHECK(ok && r.sc[0].row[1].per_min == 1.00 && r.sc[0].row[0].per_min == 1.00 && r.sc[0].row[2].per_min == 1.00,
+	      "peers, min column: DAMON's /min is against its own goal, 1.00x, not the shares' 25.44x (%.2f)",
+	      ok ? r.sc[0].row[1].per_min : -2);
+	CHECK(ok && r.goal_min_column && r.sc[0].row[1].goal_min == 2747 && r.sc[0].row[0].goal_min == 108,
+	      "peers, min column: each row's min read, DAMON's 2747 to the layout, the kernel's 108 to the shares");
+	CHECK(ok && !bwap_chart_peers(out("peers-goal.png"), &r, err, sizeof(err)),
+	      "peers, min column: the chart draws (%s)", err);
+	err[0] = '\0';
+	CHECK(bwap_peers_parse(goal_min_report(2747, " 1.10x"), "g.txt", &r, err, sizeof(err)) &&
+	      strstr(err, "g.txt:7: /min 1.10x is not 2747 moved / minimum 2747"),
+	      "peers, min column: a /min that is not moved / the row's min is refused at its line (%s)", err);
 }
 
 /* The chart of the 4-node report, as a person sees it. */
@@ -494,6 +599,7 @@ int main(void)
 	test_curve_chart();
 	test_search_chart();
 	test_peers_parse();
+	test_peers_goal_min();
 	test_peers_chart();
 	{
 		char cmd[300];
