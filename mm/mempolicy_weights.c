@@ -232,11 +232,12 @@ void mpol_weights_pool_fill(void)
  * Call before the nodemask is remapped: @pol->nodes is still the old one.
  * The new table comes from the allocator if @can_sleep, else (or if that
  * fails) from the pool.  If there is none, @pol keeps @cur whole: its
- * weights stay on the nodes they were on, as with MPOL_F_STATIC_NODES,
- * until the policy's weights are next set or rebound.  That takes a task
- * rebind with more tables needed than MPOL_WEIGHTS_POOL before the next
- * mpol_weights_pool_fill() (a cgroup attach of a thread group with that
- * many own-weight task policies), or an allocation failure.
+ * weights stay on the nodes they were on while its nodemask moves, and
+ * later rebinds remap them from there, until the policy gets weights
+ * again.  That takes a task rebind with more tables needed than
+ * MPOL_WEIGHTS_POOL before the next mpol_weights_pool_fill() (a cgroup
+ * attach of a thread group with that many own-weight task policies), or
+ * an allocation failure.  Readers never see a table half written.
  *
  * Context: the caller serialises writers of @pol (task_lock() for a task
  * policy, mmap_write_lock() for VMA policies; a copy not yet visible needs
