@@ -91,121 +91,184 @@ EXPORT_SYMBOL_IF_KUNIT(mpol_weights_check);
  * mpol_weights_alloc - allocate a zeroed weight table
  * @gfp: allocation flags
  *
- * Return: a table of nr_node_ids weights, or NULL.
+ * Return: a table of nr_node_ids weights in effect and as many as given,
+ * with one reference, or NULL.
  */
 struct mpol_weights *mpol_weights_alloc(gfp_t gfp)
 {
-	return kzalloc(struct_size_t(struct mpol_weights, weight, nr_node_ids), gfp);
+	struct mpol_weights *w;
+
+	w = kzalloc(struct_size_t(struct mpol_weights, weight, 2 * nr_node_ids),
+		    gfp);
+	if (w)
+		refcount_set(&w->ref, 1);
+	return w;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_weights_alloc);
 
 /**
- * mpol_weights_free - free a table after a grace period
+ * mpol_weights_free - drop a reference to a table
  * @w: table, or NULL
  *
- * Safe for a table readers may still see through rcu_dereference().
+ * The last reference frees the table after a grace period, so it is safe
+ * for a table readers may still see through rcu_dereference().  Does not
+ * sleep.
  */
 void mpol_weights_free(struct mpol_weights *w)
 {
-	if (w)
+	if (w && refcount_dec_and_test(&w->ref))
 		kfree_rcu(w, rcu);
 }
 
 /**
- * mpol_weights_spare_alloc - allocate room to copy a policy's weights
- * @old: the policy about to be copied
- * @spare: set to a new table if @old owns weights, else NULL
- *
- * Copies of a policy are made under spinlocks, where a table cannot be
- * allocated; this allocates one beforehand.  Pass it to
- * mpol_weights_copy_into() and free what is left with mpol_weights_free().
- *
- * Return: 0, or -ENOMEM.
- */
-int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare)
-{
-	*spare = NULL;
-	/*
-	 * Only when @old owns a table now: nothing gives a policy one while
-	 * its copy is made.  A task policy is only ever changed by its task,
-	 * and process_mpol_reweight() gives its weights through the mm; VMA
-	 * and shared policies are copied under the lock that it takes to
-	 * replace their tables.  Policies on the global weights, most of
-	 * them, copy without allocating.
-	 */
-	if (!rcu_access_pointer(old->il_weights))
-		return 0;
-	return mpol_weights_spare_alloc_any(spare);
-}
-
-/**
- * mpol_weights_copy_into - give a copied policy its own copy of the weights
- * @new: the copy, just made with a struct assignment from @old
+ * mpol_weights_share - give a copied policy the weights of the original
+ * @new: the copy, just made with a struct assignment from @old, not yet
+ *	visible to anyone else
  * @old: the original, still referenced by the caller
- * @spare: table from mpol_weights_spare_alloc(); consumed (set to NULL)
- *	if @new takes it
  *
- * Tables are never shared between policies, so changing one policy's
- * weights never changes another's.  Does not sleep.
+ * Tables never change once published, so the copy takes a reference to
+ * @old's table instead of a copy: nothing is allocated.  A later change
+ * of either policy's weights gives that policy a new table and leaves the
+ * other's alone.  The caller holds what keeps @old's nodemask stable, so
+ * the copy's nodemask and weights belong together.  Does not sleep.
  */
-void mpol_weights_copy_into(struct mempolicy *new, struct mempolicy *old,
-			    struct mpol_weights **spare)
+void mpol_weights_share(struct mempolicy *new, struct mempolicy *old)
 {
-	const u8 *own;
+	struct mpol_weights *w;
 
-	RCU_INIT_POINTER(new->il_weights, NULL);
 	rcu_read_lock();
-	own = mpol_own_weights(old);
-	if (own && *spare) {
-		memcpy((*spare)->weight, own, nr_node_ids);
-		RCU_INIT_POINTER(new->il_weights, *spare);
-		*spare = NULL;
-	}
+	/* A table whose last reference just went was replaced: look again. */
+	do {
+		w = rcu_dereference(old->il_weights);
+	} while (w && !refcount_inc_not_zero(&w->ref));
 	rcu_read_unlock();
+	RCU_INIT_POINTER(new->il_weights, w);
 }
 
-/* Scratch for mpol_weights_remap(); rebinds cannot allocate. */
-static DEFINE_RAW_SPINLOCK(mpol_remap_lock);
-static u8 mpol_remap_scratch[MAX_NUMNODES];
+/*
+ * Tables for mpol_rebind_task(), which runs under task_lock() with IRQs
+ * off and the task's mems_allowed_seq held for writing: it must not
+ * allocate (an allocation by the task itself would spin on that seqcount
+ * in the page allocator's slow path).  The pool is filled beforehand, in
+ * process context, by mpol_weights_pool_fill(): when a task policy gets
+ * own weights, when one is copied for a new task, and by every
+ * mpol_rebind_mm(), which cpuset_update_tasks_nodemask() calls after each
+ * task's mpol_rebind_task().  mpol_weights_pool_lock is held only to link
+ * or unlink one table.
+ */
+#define MPOL_WEIGHTS_POOL	16
+static DEFINE_RAW_SPINLOCK(mpol_weights_pool_lock);
+static struct mpol_weights *mpol_weights_pool;	/* under the lock */
+static unsigned int mpol_weights_pool_nr;	/* under the lock */
+
+static struct mpol_weights *mpol_weights_pool_get(void)
+{
+	struct mpol_weights *w;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&mpol_weights_pool_lock, flags);
+	w = mpol_weights_pool;
+	if (w) {
+		mpol_weights_pool = w->next;
+		WRITE_ONCE(mpol_weights_pool_nr, mpol_weights_pool_nr - 1);
+	}
+	raw_spin_unlock_irqrestore(&mpol_weights_pool_lock, flags);
+	return w;
+}
 
 /**
- * mpol_weights_remap - move own weights along with a remapped nodemask
- * @w: the policy's own table, from mpol_weights_deref(), or NULL
- * @nodes: the policy's nodemask, still the old one
- * @old: the cpuset's allowed nodes the nodemask was relative to
+ * mpol_weights_pool_fill - make sure task rebinds find tables to publish
+ *
+ * Allocates up to MPOL_WEIGHTS_POOL tables for mpol_rebind_task(); does
+ * nothing when the pool is full, so most calls allocate nothing.  An
+ * allocation failure leaves the pool short; see mpol_weights_rebind().
+ *
+ * Context: process context, may sleep.
+ */
+void mpol_weights_pool_fill(void)
+{
+	struct mpol_weights *w;
+	unsigned long flags;
+
+	might_sleep();
+	while (READ_ONCE(mpol_weights_pool_nr) < MPOL_WEIGHTS_POOL) {
+		bool full;
+
+		w = mpol_weights_alloc(GFP_KERNEL | __GFP_NOWARN);
+		if (!w)
+			return;
+		raw_spin_lock_irqsave(&mpol_weights_pool_lock, flags);
+		full = mpol_weights_pool_nr >= MPOL_WEIGHTS_POOL;
+		if (!full) {
+			w->next = mpol_weights_pool;
+			mpol_weights_pool = w;
+			WRITE_ONCE(mpol_weights_pool_nr, mpol_weights_pool_nr + 1);
+		}
+		raw_spin_unlock_irqrestore(&mpol_weights_pool_lock, flags);
+		if (full) {
+			kfree(w);
+			return;
+		}
+	}
+}
+
+/**
+ * mpol_weights_rebind - move own weights along with a remapped nodemask
+ * @pol: the policy, possibly in use by allocations right now
+ * @cur: @pol's own table, from mpol_weights_deref(), or NULL
+ * @old: the cpuset's allowed nodes @pol's nodemask was relative to
  * @new: the cpuset's new allowed nodes
+ * @can_sleep: the caller may sleep, so a table can be allocated
  *
  * A policy without static or relative nodes has its nodemask remapped when
  * its cpuset's nodes change: the n-th allowed node becomes the n-th new
- * one.  Each node's weight moves with it; weights of nodes folded onto one
- * add up, capped at 255.
+ * one.  Each node's weight in effect moves with it; weights of nodes folded
+ * onto one add up, capped at 255.  The weights as given stay as they are,
+ * so get_mempolicy2() still reports them for nodes outside the nodemask.
+ * The result is a new table, published in place of @cur: readers see the
+ * old weights or the new ones, never a mix, and @cur is dropped (freed
+ * after a grace period once no policy shares it).
  *
- * Context: called from the rebind path with the policy's writers
- * serialised (task_lock() for a task policy, mmap_write_lock() for VMA
- * policies; a copy not yet visible needs nothing), possibly with IRQs off
- * and mems_allowed_seq held, so it must not allocate: the table is
- * rewritten in place (see struct mpol_weights).
+ * Call before the nodemask is remapped: @pol->nodes is still the old one.
+ * The new table comes from the allocator if @can_sleep, else (or if that
+ * fails) from the pool.  If there is none, @pol keeps @cur whole: its
+ * weights stay on the nodes they were on while its nodemask moves, and
+ * later rebinds remap them from there, until the policy gets weights
+ * again.  That takes a task rebind with more tables needed than
+ * MPOL_WEIGHTS_POOL before the next mpol_weights_pool_fill() (a cgroup
+ * attach of a thread group with that many own-weight task policies), or
+ * an allocation failure.  Readers never see a table half written.
+ *
+ * Context: the caller serialises writers of @pol (task_lock() for a task
+ * policy, mmap_write_lock() for VMA policies; a copy not yet visible needs
+ * nothing).  Without @can_sleep, IRQs may be off and mems_allowed_seq held.
  */
-void mpol_weights_remap(struct mpol_weights *w, const nodemask_t *nodes,
-			const nodemask_t *old, const nodemask_t *new)
+void mpol_weights_rebind(struct mempolicy *pol, struct mpol_weights *cur,
+			 const nodemask_t *old, const nodemask_t *new,
+			 bool can_sleep)
 {
-	unsigned long flags;
+	struct mpol_weights *w = NULL;
 	int nid;
 
-	if (!w || nodes_equal(*old, *new))
+	if (!cur || nodes_equal(*old, *new))
 		return;
-	raw_spin_lock_irqsave(&mpol_remap_lock, flags);
-	memset(mpol_remap_scratch, 0, nr_node_ids);
-	for_each_node_mask(nid, *nodes) {
+	if (can_sleep)
+		w = mpol_weights_alloc(GFP_KERNEL | __GFP_NOWARN);
+	if (!w)
+		w = mpol_weights_pool_get();
+	if (!w)
+		return;
+	memset(w->weight, 0, nr_node_ids);
+	for_each_node_mask(nid, pol->nodes) {
 		int to = node_remap(nid, *old, *new);
 
-		if (to < nr_node_ids)
-			mpol_remap_scratch[to] = min(255, mpol_remap_scratch[to] +
-						     w->weight[nid]);
+		if (nid < nr_node_ids && to < nr_node_ids)
+			w->weight[to] = min(255, w->weight[to] + cur->weight[nid]);
 	}
-	for (nid = 0; nid < nr_node_ids; nid++)
-		WRITE_ONCE(w->weight[nid], mpol_remap_scratch[nid]);
-	raw_spin_unlock_irqrestore(&mpol_remap_lock, flags);
+	memcpy(w->weight + nr_node_ids, cur->weight + nr_node_ids, nr_node_ids);
+	refcount_set(&w->ref, 1);
+	rcu_assign_pointer(pol->il_weights, w);
+	mpol_weights_free(cur);
 }
 
 /**
@@ -314,6 +377,7 @@ int mpol_weights_from_user(const struct mpol_args *kargs,
 	ret = mpol_weights_check(w->weight, nodes);
 	if (ret)
 		goto err;
+	memcpy(w->weight + nr_node_ids, w->weight, nr_node_ids);
 	*out = w;
 	return 0;
 err:
@@ -422,11 +486,12 @@ bool mpol_weights_same(struct mempolicy *pol, const u8 *weight)
 /**
  * mpol_weights_fill - set the weights of a table no reader sees yet
  * @w: the table, from mpol_weights_alloc()
- * @weight: nr_node_ids weights
+ * @weight: nr_node_ids weights, both in effect and as given
  */
 void mpol_weights_fill(struct mpol_weights *w, const u8 *weight)
 {
 	memcpy(w->weight, weight, nr_node_ids);
+	memcpy(w->weight + nr_node_ids, weight, nr_node_ids);
 }
 
 /**

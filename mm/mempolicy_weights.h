@@ -9,6 +9,7 @@
 #include <linux/mempolicy.h>
 #include <linux/nodemask.h>
 #include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/types.h>
 
 struct mpol_args;
@@ -16,30 +17,37 @@ struct mpol_reweight_args;
 struct seq_file;
 
 /**
- * struct mpol_weights - per-node weights owned by one mempolicy
- * @rcu: frees the table after a grace period once it is replaced or the
- *	 policy is freed
- * @weight: nr_node_ids entries, 0..255; 0 means the node gets no new pages
+ * struct mpol_weights - per-node weights owned by one or more mempolicies
+ * @rcu: frees the table after a grace period once its last policy drops it
+ * @next: links a table in the pool of unused ones (mpol_rebind_task())
+ * @ref: policies pointing to the table
+ * @weight: 2 * nr_node_ids entries, 0..255: first the weights in effect,
+ *	which allocation reads (0: the node gets no new pages), then the
+ *	weights as the policy was given them, which get_mempolicy2() reports
+ *	for nodes outside the nodemask
  *
- * Lifetime: a table belongs to exactly one mempolicy, which points to it
- * through the RCU-protected mempolicy->il_weights.  It is never shared:
- * every copy of a policy (mpol_dup(), a split shared-policy range) gets a
- * copy of the table, allocated before any spinlock is taken.  Writers that
- * replace a table (process_mpol_reweight() for VMA and shared policies,
- * through mpol_weights_publish(); a task policy's weights it gives through
- * the mm, see struct mpol_task_weights) publish the new one with
- * rcu_replace_pointer() while holding whatever serialises changes to that
- * policy (mmap_write_lock() for a VMA policy, sp->lock for a shared
- * policy) and free the old one with kfree_rcu().  A cpuset rebind cannot
- * allocate (it runs with IRQs off and mems_allowed_seq held), so it
- * rewrites the table in place with WRITE_ONCE(); a concurrent reader may
- * then see old and new weights mixed for one allocation, as it may see the
- * nodemask change under it.
- * Readers on the allocation path use rcu_read_lock(), rcu_dereference()
- * and READ_ONCE() on the bytes, and never sleep while holding the table.
+ * A table is never changed once a policy points to it, so copies of a
+ * policy (mpol_dup(), a split shared-policy range) share it, taking a
+ * reference, and allocate nothing.  A policy whose weights change gets a
+ * new table: process_mpol_reweight() for VMA and shared policies, through
+ * mpol_weights_publish() (a task policy's weights it gives through the mm,
+ * see struct mpol_task_weights), and a cpuset rebind, which publishes a
+ * copy with the weights in effect remapped and the given ones unchanged
+ * (mpol_weights_rebind()).  The writer holds what serialises changes to
+ * that policy (task_lock() for a task policy, mmap_write_lock() for a VMA
+ * policy, sp->lock for a shared policy), publishes with
+ * rcu_replace_pointer() and drops its reference to the old table, which
+ * is freed with kfree_rcu() once no policy points to it.
+ * Readers on the allocation path use rcu_read_lock() and rcu_dereference()
+ * and never sleep while holding the table: they see the old table or the
+ * new one, never a mix.
  */
 struct mpol_weights {
-	struct rcu_head rcu;
+	union {
+		struct rcu_head rcu;
+		struct mpol_weights *next;
+	};
+	refcount_t ref;
 	u8 weight[];
 };
 
@@ -103,9 +111,9 @@ static inline u8 mpol_wi_weight(const struct mpol_wi_table *t, int nid)
 {
 	u8 w;
 
-	/* READ_ONCE: a cpuset rebind rewrites a table in place. */
+	/* A published table never changes: a plain read is enough. */
 	if (t->own)
-		return READ_ONCE(t->own[nid]);
+		return t->own[nid];
 	w = t->global ? t->global[nid] : 1;
 	return w ? w : 1;
 }
@@ -125,6 +133,29 @@ static inline const u8 *mpol_own_weights(struct mempolicy *pol)
 	return w ? w->weight : NULL;
 #else
 	return NULL;
+#endif
+}
+
+/**
+ * mpol_weights_given - the weights a policy was given, for get_mempolicy2()
+ * @own: the weights in effect of a policy without static nodes, from a
+ *	table that holds the weights as given right after them
+ *
+ * Context: rcu_read_lock() held.
+ * Return: nr_node_ids weights as given, or NULL if @own is NULL.
+ */
+static inline const u8 *mpol_weights_given(const u8 *own)
+{
+	return own ? own + nr_node_ids : NULL;
+}
+
+/* Does @pol own weights?  For writers of @pol; see struct mpol_weights. */
+static inline bool mpol_has_own_weights(struct mempolicy *pol)
+{
+#ifdef CONFIG_NUMA_POLICY_WEIGHTS
+	return rcu_access_pointer(pol->il_weights);
+#else
+	return false;
 #endif
 }
 
@@ -154,19 +185,11 @@ long do_set_mempolicy(unsigned short mode, unsigned short flags,
 struct mpol_weights *mpol_weights_alloc(gfp_t gfp);
 void mpol_weights_free(struct mpol_weights *w);
 bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b);
-int mpol_weights_spare_alloc(struct mempolicy *old, struct mpol_weights **spare);
-
-/* Room for a copy of weights whose source is not known yet. */
-static inline int mpol_weights_spare_alloc_any(struct mpol_weights **spare)
-{
-	*spare = mpol_weights_alloc(GFP_KERNEL);
-	return *spare ? 0 : -ENOMEM;
-}
-
-void mpol_weights_copy_into(struct mempolicy *new, struct mempolicy *old,
-			    struct mpol_weights **spare);
-void mpol_weights_remap(struct mpol_weights *w, const nodemask_t *nodes,
-			const nodemask_t *old, const nodemask_t *new);
+void mpol_weights_share(struct mempolicy *new, struct mempolicy *old);
+void mpol_weights_pool_fill(void);
+void mpol_weights_rebind(struct mempolicy *pol, struct mpol_weights *cur,
+			 const nodemask_t *old, const nodemask_t *new,
+			 bool can_sleep);
 
 /*
  * The own table of @pol (not NULL), or NULL, for a writer of @pol: @held
@@ -248,27 +271,15 @@ static inline void mpol_weights_attach(struct mempolicy *pol,
 static inline void mpol_weights_free(struct mpol_weights *w) {}
 static inline void mpol_weights_init(struct mempolicy *pol) {}
 static inline void mpol_weights_release(struct mempolicy *pol) {}
-static inline int mpol_weights_spare_alloc(struct mempolicy *old,
-					   struct mpol_weights **spare)
-{
-	*spare = NULL;
-	return 0;
-}
+static inline void mpol_weights_share(struct mempolicy *new,
+				      struct mempolicy *old) {}
+static inline void mpol_weights_pool_fill(void) {}
 
-static inline int mpol_weights_spare_alloc_any(struct mpol_weights **spare)
-{
-	*spare = NULL;
-	return 0;
-}
-
-static inline void mpol_weights_copy_into(struct mempolicy *new,
-					  struct mempolicy *old,
-					  struct mpol_weights **spare) {}
-
-static inline void mpol_weights_remap(struct mpol_weights *w,
-				      const nodemask_t *nodes,
-				      const nodemask_t *old,
-				      const nodemask_t *new) {}
+static inline void mpol_weights_rebind(struct mempolicy *pol,
+				       struct mpol_weights *cur,
+				       const nodemask_t *old,
+				       const nodemask_t *new,
+				       bool can_sleep) {}
 
 #define mpol_weights_deref(pol, held)					\
 	((void)(pol), (void)sizeof(held), (struct mpol_weights *)NULL)

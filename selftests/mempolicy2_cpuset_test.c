@@ -10,10 +10,16 @@
  *  - own weights must give a weight to some node of the effective
  *    nodemask (user nodes and the cpuset): otherwise EINVAL;
  *  - no flags: the nodemask is remapped and each weight moves with its
- *    node; nodes folded onto one add their weights.
+ *    node; nodes folded onto one add their weights.  get_mempolicy2()
+ *    reports the weights in effect for the nodes of the nodemask and the
+ *    weights as given for the others, so a rebind and its way back give
+ *    the weights set;
+ *  - a storm of rebinds never shows a reader a table half remapped.
  * Each test joins its own cgroup and changes that cgroup's cpuset.mems,
  * which rebinds the policy before the write returns.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 
@@ -240,6 +246,8 @@ TEST_F(rebind, remapped_nodes_carry_their_weights)
 {
 	static const unsigned char on01[WI_MAXNODE] = { 5, 3 };
 	static const unsigned char on23[WI_MAXNODE] = { 0, 0, 5, 3 };
+	/* Nodes 0,1 are outside the nodemask now: what was given. */
+	static const unsigned char read23[WI_MAXNODE] = { 5, 3, 5, 3 };
 	int two[2] = { 0, 1 };
 
 	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
@@ -249,7 +257,7 @@ TEST_F(rebind, remapped_nodes_carry_their_weights)
 	expect_placement(_metadata, on01, 100);
 
 	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "2-3"));
-	expect_weights(_metadata, on23);
+	expect_weights(_metadata, read23);
 	expect_placement(_metadata, on23, 100);		/* 0/0/500/300 */
 }
 
@@ -257,6 +265,8 @@ TEST_F(rebind, folded_nodes_add_their_weights)
 {
 	static const unsigned char all[WI_MAXNODE] = { 5, 3, 1, 1 };
 	static const unsigned char folded[WI_MAXNODE] = { 6, 4 };
+	/* Nodes 2,3 are outside the nodemask now: what was given. */
+	static const unsigned char read01[WI_MAXNODE] = { 6, 4, 1, 1 };
 	int four[4] = { 0, 1, 2, 3 };
 
 	memcpy(self->w, all, sizeof(all));
@@ -265,8 +275,195 @@ TEST_F(rebind, folded_nodes_add_their_weights)
 
 	/* 0-3 onto 0-1: the n-th node goes to the (n mod 2)-th one. */
 	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
-	expect_weights(_metadata, folded);
+	expect_weights(_metadata, read01);
 	expect_placement(_metadata, folded, 100);	/* 600/400/0/0 */
+}
+
+/*
+ * Nodes 0,1 with weights 5,3, and 2,7 given for nodes 2,3 outside the
+ * nodemask (ignored, but reported as given).  The cpuset moves to 2-3,
+ * which remaps the nodes to 2,3, and back to 0-3, which remaps them to
+ * 0,1 again: the policy reads back exactly as it was set, and places as
+ * it did.
+ */
+TEST_F(rebind, remapped_and_back_reads_given_weights)
+{
+	static const unsigned char given[WI_MAXNODE] = { 5, 3, 2, 7 };
+	static const unsigned char on01[WI_MAXNODE] = { 5, 3 };
+	static const unsigned char on23[WI_MAXNODE] = { 0, 0, 5, 3 };
+	static const unsigned char read23[WI_MAXNODE] = { 5, 3, 5, 3 };
+	int two[2] = { 0, 1 };
+	struct wi_policy got;
+
+	memcpy(self->w, given, sizeof(given));
+	wi_args(&self->args, self->mask, two, 2, self->w);
+	ASSERT_EQ(0, sys_set_mempolicy2(&self->args, sizeof(self->args), 0));
+	expect_weights(_metadata, given);
+
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "2-3"));
+	expect_weights(_metadata, read23);
+	expect_placement(_metadata, on23, 100);		/* 0/0/500/300 */
+
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-3"));
+	ASSERT_EQ(0, wi_read_policy(&got, NULL));
+	EXPECT_EQ(0x3UL, got.mask[0]);
+	EXPECT_EQ(0, memcmp(given, got.w, 4))
+		TH_LOG("weights back %u,%u,%u,%u, given 5,3,2,7",
+		       got.w[0], got.w[1], got.w[2], got.w[3]);
+	expect_placement(_metadata, on01, 100);		/* 500/300/0/0 */
+}
+
+/*
+ * A storm of rebinds: the main thread flips cpuset.mems between 2-3 and
+ * 0-1 while reader threads, each with a task policy of its own (nodes 0,1
+ * at 5,3 when set), and one reading a VMA policy (mbind2, the same), call
+ * get_mempolicy2() in a loop.  Every read must be one whole state: nodes
+ * 0,1 or 2,3, the two nodes at 5 and 3 (the remapped weights in effect,
+ * whole), the other two at what was given.  A table rewritten under a
+ * reader, or weights zeroed by a rebind, shows up as a bad read.  Once the
+ * flips stop, every reader faults pages under its policy: exactly 5:3 on
+ * the last nodes, so every thread's rebind found a table to publish.
+ * Three readers and the writer: one CPU each on a 4-CPU machine.
+ */
+#define STORM_FLIPS	200
+#define STORM_READERS	2
+#define STORM_ROUNDS	50
+
+struct storm {
+	atomic_int stop;
+	atomic_int started;
+	atomic_long reads;
+	atomic_long bad_nodes;		/* a nodemask neither 0,1 nor 2,3 */
+	atomic_long mixed;		/* the nodemask's weights not 5,3 */
+	atomic_long given_lost;		/* the other nodes' bytes not 5,3/0,0 */
+	atomic_long bad_placement;
+	atomic_long errors;
+	char *vma;
+};
+
+/* Judge one read: which nodes, and are their weights one whole table? */
+static void storm_check(struct storm *st, const struct wi_policy *got)
+{
+	/* Given: 5,3 for nodes 0,1 and 0 for nodes 2,3. */
+	atomic_fetch_add(&st->reads, 1);
+	if (got->mask[0] == 0x3) {
+		if (got->w[0] != 5 || got->w[1] != 3)
+			atomic_fetch_add(&st->mixed, 1);
+		if (got->w[2] || got->w[3])
+			atomic_fetch_add(&st->given_lost, 1);
+	} else if (got->mask[0] == 0xc) {
+		if (got->w[2] != 5 || got->w[3] != 3)
+			atomic_fetch_add(&st->mixed, 1);
+		if (got->w[0] != 5 || got->w[1] != 3)
+			atomic_fetch_add(&st->given_lost, 1);
+	} else {
+		atomic_fetch_add(&st->bad_nodes, 1);
+	}
+}
+
+/* Fault STORM_ROUNDS * 8 pages under the task policy: 5:3 on one pair. */
+static void storm_placement(struct storm *st)
+{
+	size_t npages = STORM_ROUNDS * 8;
+	long c[WI_MAX_NODES];
+	char *buf;
+
+	buf = wi_map_prefaulted(npages);
+	if (!buf) {
+		atomic_fetch_add(&st->errors, 1);
+		return;
+	}
+	wi_touch_pages(buf, npages);
+	if (wi_count_pages_per_node(buf, npages, c))
+		atomic_fetch_add(&st->errors, 1);
+	else if (!(c[0] == 250 && c[1] == 150 && !c[2] && !c[3]) &&
+		 !(c[2] == 250 && c[3] == 150 && !c[0] && !c[1]))
+		atomic_fetch_add(&st->bad_placement, 1);
+	munmap(buf, npages * getpagesize());
+}
+
+static void *storm_task_reader(void *arg)
+{
+	static const unsigned char given[WI_MAXNODE] = { 5, 3 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	struct storm *st = arg;
+	struct mpol_args args;
+	struct wi_policy got;
+	int two[2] = { 0, 1 };
+
+	wi_args(&args, mask, two, 2, given);
+	if (sys_set_mempolicy2(&args, sizeof(args), 0)) {
+		atomic_fetch_add(&st->errors, 1);
+		atomic_fetch_add(&st->started, 1);
+		return NULL;
+	}
+	atomic_fetch_add(&st->started, 1);
+	while (!atomic_load(&st->stop)) {
+		if (wi_read_policy(&got, NULL))
+			atomic_fetch_add(&st->errors, 1);
+		else
+			storm_check(st, &got);
+	}
+	storm_placement(st);
+	return NULL;
+}
+
+static void *storm_vma_reader(void *arg)
+{
+	struct storm *st = arg;
+	struct wi_policy got;
+
+	atomic_fetch_add(&st->started, 1);
+	while (!atomic_load(&st->stop)) {
+		if (wi_read_policy(&got, st->vma))
+			atomic_fetch_add(&st->errors, 1);
+		else
+			storm_check(st, &got);
+	}
+	return NULL;
+}
+
+/* Slow under emulation: each flip rebinds every thread and the mm. */
+TEST_F_TIMEOUT(rebind, storm_never_shows_a_mixed_table, 300)
+{
+	static const unsigned char w53[2] = { 5, 3 };
+	pthread_t t[STORM_READERS + 1];
+	size_t len = 16 * getpagesize();
+	int two[2] = { 0, 1 }, i;
+	struct storm st = { 0 };
+
+	/* The task policy of the main thread must not take part. */
+	st.vma = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, st.vma);
+	ASSERT_EQ(0, wi_mbind2_nodes(st.vma, len, two, 2, w53, 0));
+
+	for (i = 0; i < STORM_READERS; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, storm_task_reader, &st));
+	ASSERT_EQ(0, pthread_create(&t[i], NULL, storm_vma_reader, &st));
+	while (atomic_load(&st.started) < STORM_READERS + 1)
+		sched_yield();
+
+	for (i = 0; i < STORM_FLIPS; i++)
+		ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems",
+					 i % 2 ? "0-1" : "2-3"));
+	atomic_store(&st.stop, 1);
+	for (i = 0; i < STORM_READERS + 1; i++)
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+
+	TH_LOG("%d flips, %ld reads: %ld mixed, %ld given lost",
+	       STORM_FLIPS, atomic_load(&st.reads), atomic_load(&st.mixed),
+	       atomic_load(&st.given_lost));
+	TH_LOG("%ld bad nodemasks, %ld bad placements, %ld errors",
+	       atomic_load(&st.bad_nodes), atomic_load(&st.bad_placement),
+	       atomic_load(&st.errors));
+	EXPECT_LT(1000, atomic_load(&st.reads));
+	EXPECT_EQ(0, atomic_load(&st.mixed));
+	EXPECT_EQ(0, atomic_load(&st.given_lost));
+	EXPECT_EQ(0, atomic_load(&st.bad_nodes));
+	EXPECT_EQ(0, atomic_load(&st.bad_placement));
+	EXPECT_EQ(0, atomic_load(&st.errors));
+	munmap(st.vma, len);
 }
 
 int main(int argc, char **argv)

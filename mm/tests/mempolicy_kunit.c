@@ -79,8 +79,10 @@ static void mpol_test_check_pages(struct kunit *test, struct page **pages,
 
 /*
  * What a cpuset rebind of an MPOL_F_STATIC_NODES policy can leave: every
- * node of the nodemask with own weight 0, rewritten in place under
- * task_lock() as the rebind does.  Each node then takes one page in turn.
+ * node of the nodemask with own weight 0.  Made here by writing zeros into
+ * the test's own task policy table under task_lock(), before the test
+ * allocates with it; the kernel never rewrites a published table.  Each
+ * node then takes one page in turn.
  */
 static void mpol_test_zero_own_weights(const nodemask_t *nodes, u8 *weight,
 				       unsigned int *sum)
