@@ -835,7 +835,8 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
 	memset(rb->fixed, 0, nr_node_ids * sizeof(*rb->fixed));
 	rebalance_class_clear(&rb->base);
-	for (i = 0; i < REBALANCE_SIZES; i++)
+	/* The sizes past those of the last range were never counted in. */
+	for (i = 0; i < rb->nr_sizes; i++)
 		rebalance_class_clear(&rb->large[i]);
 	rb->nr_sizes = 0;
 	rb->to_queue = 0;

@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/nodemask.h>
+#include <linux/pgtable.h>
 #include <linux/shmem_fs.h>
 #include <linux/types.h>
 
@@ -23,10 +24,12 @@
 #define REBALANCE_BATCH 512
 
 /*
- * Large folio sizes planned in one range, largest first.  Folios of a
- * further, smaller size stay where they are and count as fixed.
+ * Large folio sizes planned in one range, largest first: one for each
+ * folio order from 1 to PMD_ORDER, so every mTHP size and the PMD size
+ * (a hugetlb VMA has a single size).  Folios of a size beyond these would
+ * stay where they are and count as fixed.
  */
-#define REBALANCE_SIZES 3
+#define REBALANCE_SIZES PMD_ORDER
 
 /**
  * struct mpol_rebalance_class - the plan for one kind of folio in a range
