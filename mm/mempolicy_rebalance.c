@@ -15,12 +15,14 @@
  * the first walk counts resident pages per node, the second isolates just
  * enough folios from each node above its share, spread evenly over the
  * range so that it keeps the interleave layout (mpol_rebalance_pick()),
- * queued per destination.  The second walk stops at each batch of
- * REBALANCE_BATCH pages; the caller drops mmap_lock, migrates the batch
- * (mpol_rebalance_migrate()) and goes on from there.  So at most a batch
- * of pages is off the LRU at any time, the target's mmap() and munmap()
- * wait for one batch at most, and a fatal signal ends the call at the
- * next batch.
+ * queued per destination.  The second walk stops before the first folio
+ * that would take the batch past REBALANCE_BATCH pages; the caller drops
+ * mmap_lock, migrates the batch (mpol_rebalance_migrate()) and goes on
+ * from there.  A large folio is never split, so one of REBALANCE_BATCH
+ * pages or more is a batch of its own.  So at most one batch of pages, of
+ * REBALANCE_BATCH pages or one large folio, is off the LRU at any time,
+ * the target's mmap() and munmap() wait for one batch at most, and a
+ * fatal signal ends the call at the next batch.
  *
  * A large folio (THP) moves whole, never split, so the plan is made in
  * folio units (mpol_rebalance_split()): the large folios go where they
@@ -458,6 +460,7 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 		INIT_LIST_HEAD(&rb->to_node[nid]);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_init);
 
 /**
  * mpol_rebalance_vma_ok - can rebalance handle @vma?
@@ -579,11 +582,26 @@ static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 }
 
 /*
+ * Is there room in the batch for a folio of @pages pages?  A batch holds
+ * at most REBALANCE_BATCH pages, but a large folio moves whole: an empty
+ * batch takes any folio, so one of REBALANCE_BATCH pages or more is a
+ * batch of its own.
+ */
+static bool rebalance_batch_room(const struct mpol_rebalance *rb,
+				 unsigned long pages)
+{
+	return !rb->batch || rb->batch + pages <= REBALANCE_BATCH;
+}
+
+/*
  * Count @folio, of which @nr pages are mapped in the range, in the first
  * walk; in the second, queue it if its kind's plan sends it somewhere.
  * @pt_shared: see rebalance_isolate()
+ *
+ * Return: false if the second walk must stop before @folio: it is to
+ * move, but the batch has no room for it (@rb->full).
  */
-static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
+static bool rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 			    unsigned long nr, bool pt_shared)
 {
 	int src = folio_nid(folio);
@@ -593,26 +611,34 @@ static void rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 
 	if (rb->counting) {
 		rebalance_count(rb, folio, src, nr);
-		return;
+		return true;
 	}
 	/* Fixed when counted, or pinned since: not in the plan. */
 	if (nr != folio_nr_pages(folio) || folio_maybe_dma_pinned(folio))
-		return;
+		return true;
 	c = rebalance_class(rb, nr);
 	if (!c)
-		return;
+		return true;
 	c->seen[src] += nr;
 	dst = mpol_rebalance_pick(c, src, pages);
-	if (dst == NUMA_NO_NODE || !rebalance_isolate(rb, folio, dst, pt_shared))
-		return;
-	mpol_rebalance_take(rb, c, src, dst, pages);
+	if (dst == NUMA_NO_NODE)
+		return true;
+	if (!rebalance_batch_room(rb, nr)) {
+		/* The next batch starts with it, and sees it again. */
+		c->seen[src] -= nr;
+		rb->full = true;
+		return false;
+	}
+	if (rebalance_isolate(rb, folio, dst, pt_shared))
+		mpol_rebalance_take(rb, c, src, dst, pages);
+	return true;
 }
 
 /* Has the second walk queued the range's plan, or filled a batch? */
 static bool rebalance_batch_done(struct mpol_rebalance *rb)
 {
 	return !rb->counting &&
-	       (!rb->to_queue || rb->batch >= REBALANCE_BATCH);
+	       (!rb->to_queue || rb->full || rb->batch >= REBALANCE_BATCH);
 }
 
 /*
@@ -657,6 +683,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	struct folio *folio;
 	spinlock_t *ptl;	/* the page table's lock, held over the PTEs */
 	int nr, max_nr;
+	bool room = true;
 	pte_t ptent;
 
 	ptl = pmd_trans_huge_lock(pmd, vma);
@@ -675,10 +702,11 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 				       pfn_swap_entry_to_page(pmd_to_swp_entry(pmdval)),
 				       (end - addr) >> PAGE_SHIFT);
 		else if (folio && !folio_is_zone_device(folio))
-			rebalance_folio(rb, folio,
-					(end - addr) >> PAGE_SHIFT, false);
+			room = rebalance_folio(rb, folio,
+					       (end - addr) >> PAGE_SHIFT, false);
 		spin_unlock(ptl);
-		return rebalance_walk_stop(rb, end);
+		/* Without room the next batch starts at this folio. */
+		return rebalance_walk_stop(rb, room ? end : addr);
 	}
 
 	mapped_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
@@ -711,7 +739,9 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 					     FPB_IGNORE_DIRTY |
 					     FPB_IGNORE_SOFT_DIRTY,
 					     NULL, NULL, NULL);
-		rebalance_folio(rb, folio, nr, false);
+		/* Without room, stop at the folio: the next batch starts there. */
+		if (!rebalance_folio(rb, folio, nr, false))
+			break;
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
@@ -725,21 +755,22 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 {
 	struct mpol_rebalance *rb = walk->private;
 	spinlock_t *ptl;	/* the huge page table's lock, held over the entry */
+	bool room = true;
 	pte_t entry;
 
 	ptl = huge_pte_lock(hstate_vma(walk->vma), walk->mm, pte);
 	entry = huge_ptep_get(walk->mm, addr, pte);
 	if (pte_present(entry))
-		rebalance_folio(rb, pfn_folio(pte_pfn(entry)),
-				(end - addr) >> PAGE_SHIFT,
-				hugetlb_pmd_shared(pte));
+		room = rebalance_folio(rb, pfn_folio(pte_pfn(entry)),
+				       (end - addr) >> PAGE_SHIFT,
+				       hugetlb_pmd_shared(pte));
 	else if (is_hugetlb_entry_migration(entry))
 		rebalance_busy(rb,
 			       pfn_swap_entry_to_page(pte_to_swp_entry(entry)),
 			       (end - addr) >> PAGE_SHIFT);
 	spin_unlock(ptl);
 	cond_resched();
-	return rebalance_walk_stop(rb, end);
+	return rebalance_walk_stop(rb, room ? end : addr);
 }
 #else
 #define rebalance_hugetlb_entry NULL
@@ -804,7 +835,8 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
 	memset(rb->fixed, 0, nr_node_ids * sizeof(*rb->fixed));
 	rebalance_class_clear(&rb->base);
-	for (i = 0; i < REBALANCE_SIZES; i++)
+	/* The sizes past those of the last range were never counted in. */
+	for (i = 0; i < rb->nr_sizes; i++)
 		rebalance_class_clear(&rb->large[i]);
 	rb->nr_sizes = 0;
 	rb->to_queue = 0;
@@ -832,10 +864,40 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 	rb->to_queue = needed;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_plan);
+
+/**
+ * mpol_rebalance_lru_disable - keep the folios to move isolatable
+ * @rb: state from mpol_rebalance_init()
+ * @mm: the address space the call walks
+ *
+ * Freshly faulted folios wait in per-CPU batches, off the LRU, where they
+ * cannot be isolated: lru_cache_disable() drains them, and keeps new ones
+ * from gathering, until mpol_rebalance_finish() turns the caches back on,
+ * as mbind() and migrate_pages() keep them off around their isolation and
+ * migration.  Called once a plan has pages to queue, before the first
+ * mpol_rebalance_queue() of the call, so a call with nothing to move
+ * never costs every CPU a drain; later calls do nothing.
+ *
+ * Context: process context, @mm's mmap_lock not held: lru_cache_disable()
+ * waits for an expedited RCU grace period and a drain on every CPU.
+ */
+void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
+				struct mm_struct *mm)
+{
+	lockdep_assert_not_held(&mm->mmap_lock);
+	might_sleep();
+	if (rb->lru_disabled)
+		return;
+	lru_cache_disable();
+	rb->lru_disabled = true;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_lru_disable);
 
 /**
  * mpol_rebalance_queue - isolate the next batch of a range's planned moves
- * @rb: state with a plan from mpol_rebalance_plan()
+ * @rb: state with a plan from mpol_rebalance_plan(), after
+ *	mpol_rebalance_lru_disable()
  * @vma: the VMA of the plan, or the one now at @start (see below)
  * @start: where to go on: the start of the planned range, or
  *	@rb->resume after the previous batch
@@ -843,35 +905,33 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
  *
  * Walks from @start, isolating folios from nodes above their plan, spread
  * over the range, each queued for a node below its plan, until the plan is
- * all queued, @end is reached, or @rb holds REBALANCE_BATCH pages.  Then
- * @rb->resume is where the walk stopped.  Between batches mmap_lock may be
+ * all queued, @end is reached, or the batch is full: it holds
+ * REBALANCE_BATCH pages, or the next folio to queue would take it past
+ * them.  A large folio is never split: one of REBALANCE_BATCH pages or
+ * more is queued only into an empty batch, and is then a batch of its
+ * own.  @rb->resume is where the walk stopped, the start of the folio
+ * that did not fit if one did not.  Between batches mmap_lock may be
  * dropped, as long as the caller checks that the rest of the range still
  * has the plan's policy and shares.
  *
  * Context: mmap_read_lock() held; may sleep.
+ * Return: true if the batch is full: migrate it with
+ * mpol_rebalance_migrate(), then go on from @rb->resume.
  */
-void mpol_rebalance_queue(struct mpol_rebalance *rb,
+bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
 			  unsigned long end)
 {
 	mmap_assert_locked(vma->vm_mm);
 	rb->resume = end;
 	if (!rb->to_queue)
-		return;
-	/*
-	 * Freshly faulted folios wait in per-CPU batches, off the LRU, where
-	 * they cannot be isolated: drain them, and keep new ones from
-	 * gathering, from here to mpol_rebalance_finish().  Not earlier, so a
-	 * call with nothing to move, or waiting for a lock, never costs every
-	 * CPU a drain.
-	 */
-	if (!rb->lru_disabled) {
-		lru_cache_disable();
-		rb->lru_disabled = true;
-	}
+		return false;
+	VM_WARN_ON_ONCE(!rb->lru_disabled);
 	rb->counting = false;
 	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
+	return rb->full || rb->batch >= REBALANCE_BATCH;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_queue);
 
 /**
  * mpol_rebalance_drop - give up what a range's plan has left to queue
@@ -948,9 +1008,11 @@ int mpol_rebalance_migrate(struct mpol_rebalance *rb)
 	if (!killed)
 		rb->tried += rb->batch;
 	rb->batch = 0;
+	rb->full = false;
 	cond_resched();
 	return fatal_signal_pending(current) ? -EINTR : 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_migrate);
 
 /**
  * mpol_rebalance_finish - migrate what is queued and account the call
@@ -978,3 +1040,4 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	mpol_rebalance_free(rb);
 	return failed;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_finish);

@@ -11,21 +11,25 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/nodemask.h>
+#include <linux/pgtable.h>
 #include <linux/shmem_fs.h>
 #include <linux/types.h>
 
 /*
  * Pages isolated before they are migrated, as migrate_pages() batches
- * them: what one batch holds off the LRU, and about what mmap() and
- * munmap() of the target wait for.
+ * them: the most one batch holds off the LRU, and about what mmap() and
+ * munmap() of the target wait for.  A large folio of more pages is a
+ * batch of its own.
  */
 #define REBALANCE_BATCH 512
 
 /*
- * Large folio sizes planned in one range, largest first.  Folios of a
- * further, smaller size stay where they are and count as fixed.
+ * Large folio sizes planned in one range, largest first: one for each
+ * folio order from 1 to PMD_ORDER, so every mTHP size and the PMD size
+ * (a hugetlb VMA has a single size).  Folios of a size beyond these would
+ * stay where they are and count as fixed.
  */
-#define REBALANCE_SIZES 3
+#define REBALANCE_SIZES PMD_ORDER
 
 /**
  * struct mpol_rebalance_class - the plan for one kind of folio in a range
@@ -53,7 +57,8 @@ struct mpol_rebalance_class {
  * @needed: pages the plans of the ranges move: sum over ranges and
  *	nodes of the positive shares of both classes
  * @queued: pages isolated and queued for migration
- * @batch: pages queued since the last mpol_rebalance_migrate()
+ * @batch: pages queued since the last mpol_rebalance_migrate(): at most
+ *	REBALANCE_BATCH, or one large folio
  * @tried: pages handed to migrate_pages()
  * @moved: pages migrated
  * @busy: pages the counting walks found under migration, fixed where they
@@ -74,8 +79,9 @@ struct mpol_rebalance_class {
  * @large: the plan for the large folios of each size in @unit
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
  * @counting: true in the first walk over a range, false in the second
+ * @full: the second walk stopped before a folio the batch had no room for
  * @lru_disabled: the per-CPU LRU caches are off (lru_cache_disable()),
- *	from the first folio to isolate until mpol_rebalance_finish()
+ *	from before the first queueing walk until mpol_rebalance_finish()
  * @reweight: the call is process_mpol_reweight(): shmem pages move only as
  *	@shared says (see rebalance_skip_vma())
  * @shared: the call changed shared policies (MPOL_REWEIGHT_SHARED); their
@@ -83,8 +89,8 @@ struct mpol_rebalance_class {
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
  * mpol_rebalance_migrate() once the caller has dropped mmap_lock, at the
- * latest when @batch reaches REBALANCE_BATCH.  The state belongs to the
- * one call that set it up: no lock protects it.
+ * latest when mpol_rebalance_queue() reports the batch full.  The state
+ * belongs to the one call that set it up: no lock protects it.
  */
 struct mpol_rebalance {
 	unsigned long flags;
@@ -107,6 +113,7 @@ struct mpol_rebalance {
 	struct mpol_rebalance_class large[REBALANCE_SIZES];
 	struct list_head *to_node;
 	bool counting;
+	bool full;
 	bool lru_disabled;
 	bool reweight;
 	bool shared;
@@ -156,7 +163,9 @@ bool mpol_rebalance_vma_ok(struct vm_area_struct *vma);
 int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 			unsigned long start, unsigned long end,
 			const nodemask_t *nodes, const u8 *weight);
-void mpol_rebalance_queue(struct mpol_rebalance *rb,
+void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
+				struct mm_struct *mm);
+bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
 			  unsigned long end);
 void mpol_rebalance_drop(struct mpol_rebalance *rb);
@@ -183,10 +192,16 @@ static inline int mpol_rebalance_plan(struct mpol_rebalance *rb,
 	return -EOPNOTSUPP;
 }
 
-static inline void mpol_rebalance_queue(struct mpol_rebalance *rb,
+static inline void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
+					      struct mm_struct *mm)
+{
+}
+
+static inline bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 					struct vm_area_struct *vma,
 					unsigned long start, unsigned long end)
 {
+	return false;
 }
 
 static inline void mpol_rebalance_drop(struct mpol_rebalance *rb) {}

@@ -251,6 +251,120 @@ TEST_F_TIMEOUT(mthp, mixed_sizes_reach_their_shares, 120)
 	EXPECT_EQ(2048, wi_anon_huge_kb(self->buf)) TH_LOG("THP still whole");
 }
 
+/*
+ * Four folio sizes in one range, as mTHP makes them: one 2 MiB THP, then
+ * 8 folios each of 64, 32 and 16 KiB (736 pages), faulted on one node and
+ * rebalanced to another.  Every folio is planned, whatever its size, so
+ * all 736 pages move, each folio whole; a planner that kept a fourth size
+ * fixed left the 16 KiB folios (32 pages) behind.  Each size's
+ * anon_fault_alloc count shows its folios were made.
+ */
+#define MTHP_NSIZES 4
+#define MTHP_FOLIOS 8
+
+static const int mthp4_kb[MTHP_NSIZES] = { 2048, 64, 32, 16 };
+
+FIXTURE(mthp4) {
+	int nodes[WI_MAX_NODES];
+	char saved[MTHP_NSIZES + 1][64];	/* each size's enabled, THP_ENABLED */
+	char files[MTHP_NSIZES + 1][128];
+	char *buf;
+	size_t len, npages;
+};
+
+FIXTURE_SETUP(mthp4)
+{
+	int i;
+
+	self->buf = NULL;
+	for (i = 0; i <= MTHP_NSIZES; i++)
+		self->saved[i][0] = '\0';
+	if (wi_memory_nodes(self->nodes, WI_MAX_NODES) < 2)
+		SKIP(return, "Not enough NUMA nodes available (needs 2)");
+	for (i = 0; i < MTHP_NSIZES; i++)
+		snprintf(self->files[i], sizeof(self->files[i]),
+			 MTHP_DIR "hugepages-%dkB/enabled", mthp4_kb[i]);
+	snprintf(self->files[MTHP_NSIZES], sizeof(self->files[0]), "%s",
+		 THP_ENABLED);
+	for (i = 0; i <= MTHP_NSIZES; i++)
+		if (wi_read_selected(self->files[i], self->saved[i],
+				     sizeof(self->saved[i])))
+			SKIP(return, "No %s", self->files[i]);
+	self->npages = HPAGE_PAGES;
+	for (i = 1; i < MTHP_NSIZES; i++)
+		self->npages += MTHP_FOLIOS * mthp4_kb[i] * 1024 / getpagesize();
+	self->len = self->npages * getpagesize();
+	self->buf = wi_map_hpage_aligned(self->len);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(mthp4)
+{
+	int i;
+
+	if (self->buf)
+		munmap(self->buf, self->len);
+	for (i = 0; i <= MTHP_NSIZES; i++)
+		if (self->saved[i][0])
+			wi_write_file(self->files[i], self->saved[i]);
+}
+
+/* Folios of @kb KiB faulted so far (the size's anon_fault_alloc). */
+static long mthp_faulted(int kb)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path),
+		 MTHP_DIR "hugepages-%dkB/stats/anon_fault_alloc", kb);
+	return wi_read_long(path);
+}
+
+TEST_F_TIMEOUT(mthp4, four_sizes_all_planned, 120)
+{
+	unsigned char w[1] = { 1 };
+	long counts[WI_MAX_NODES], moved, left, before, pages;
+	char *p = self->buf;
+	int i;
+
+	ASSERT_EQ(0, wi_mbind2_nodes(self->buf, self->len, self->nodes, 1,
+				     w, 0));
+	ASSERT_EQ(0, wi_write_file(THP_ENABLED, "always"));
+	for (i = 0; i < MTHP_NSIZES; i++)
+		ASSERT_EQ(0, wi_write_file(self->files[i], "never"));
+	/* Each size's part of the range faulted with only that size on. */
+	for (i = 0; i < MTHP_NSIZES; i++) {
+		pages = i ? MTHP_FOLIOS * mthp4_kb[i] * 1024 / getpagesize() :
+			    HPAGE_PAGES;
+		ASSERT_EQ(0, wi_write_file(self->files[i], "always"));
+		before = mthp_faulted(mthp4_kb[i]);
+		ASSERT_LE(0, before) TH_LOG("no stats for %d KiB", mthp4_kb[i]);
+		wi_touch_pages(p, pages);
+		ASSERT_EQ(i ? MTHP_FOLIOS : 1,
+			  mthp_faulted(mthp4_kb[i]) - before)
+			TH_LOG("%d KiB folios faulted", mthp4_kb[i]);
+		ASSERT_EQ(0, wi_write_file(self->files[i], "never"));
+		p += pages * getpagesize();
+	}
+	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, self->npages, counts));
+	TH_LOG("faulted: %ld/%ld pages", counts[self->nodes[0]],
+	       counts[self->nodes[1]]);
+	ASSERT_EQ((long)self->npages, counts[self->nodes[0]]);
+
+	moved = wi_vmstat("mpol_rebalance_moved");
+	left = wi_mbind2_nodes(self->buf, self->len, self->nodes + 1, 1, w,
+			       WI_REBALANCE);
+	moved = wi_vmstat("mpol_rebalance_moved") - moved;
+	ASSERT_EQ(0, wi_count_pages_per_node(self->buf, self->npages, counts));
+	TH_LOG("rebalanced: %ld/%ld pages (expected 0/%zu), moved %ld",
+	       counts[self->nodes[0]], counts[self->nodes[1]], self->npages,
+	       moved);
+	EXPECT_EQ(0, left);
+	EXPECT_EQ((long)self->npages, moved);
+	EXPECT_EQ(0, counts[self->nodes[0]]);
+	EXPECT_EQ((long)self->npages, counts[self->nodes[1]]);
+	EXPECT_EQ(2048, wi_anon_huge_kb(self->buf)) TH_LOG("THP still whole");
+}
+
 int main(int argc, char **argv)
 {
 	wi_skip_without_mempolicy2();

@@ -4,9 +4,13 @@
  * the pages to move (mm/mempolicy_rebalance.c).
  */
 #include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
+#include <linux/sched/mm.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include "../mempolicy_rebalance.h"
 
@@ -583,6 +587,105 @@ static void mpol_test_rebalance_split_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sent, 256);
 }
 
+#if IS_BUILTIN(CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST) && \
+	defined(CONFIG_TRANSPARENT_HUGEPAGE)
+/*
+ * A batch holds at most REBALANCE_BATCH pages, a large folio alone
+ * excepted.  In the test's own address space, REBALANCE_BATCH - 1 base
+ * pages and then a PMD-sized THP, all faulted on one node, are rebalanced
+ * to another: the first batch holds the base pages and stops at the THP,
+ * which the second batch holds alone.  Built in only: the test sets
+ * VM_HUGEPAGE on its VMA itself.
+ */
+static void mpol_test_rebalance_batch_bound(struct kunit *test)
+{
+	unsigned long nbase = REBALANCE_BATCH - 1, start, thp, end, addr;
+	struct vm_area_struct *vma;
+	struct mpol_rebalance rb;
+	struct mm_struct *mm;
+	bool planned, full;
+	nodemask_t nodes;
+	int src, dst;
+	u8 *weight;
+
+	if (num_node_state(N_MEMORY) < 2)
+		kunit_skip(test, "needs two nodes with memory");
+	addr = kunit_vm_mmap(test, NULL, 0,
+			     nbase * PAGE_SIZE + 2 * HPAGE_PMD_SIZE,
+			     PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, addr, 0);
+	mm = current->mm;
+	thp = ALIGN(addr + nbase * PAGE_SIZE, HPAGE_PMD_SIZE);
+	start = thp - nbase * PAGE_SIZE;
+	end = thp + HPAGE_PMD_SIZE;
+	/*
+	 * Keep only [start, end): khugepaged must not collapse the base
+	 * pages into a THP of a PMD range the VMA would cover whole.
+	 */
+	KUNIT_ASSERT_EQ(test, vm_munmap(addr, start - addr), 0);
+	KUNIT_ASSERT_EQ(test, vm_munmap(end, addr + nbase * PAGE_SIZE +
+					2 * HPAGE_PMD_SIZE - end), 0);
+
+	/* Base pages first, while the VMA takes no THP, then the THP. */
+	migrate_disable();
+	src = numa_node_id();
+	KUNIT_EXPECT_EQ(test, clear_user((void __user *)start,
+					 nbase * PAGE_SIZE), 0);
+	mmap_write_lock(mm);
+	vma = find_vma(mm, thp);
+	vm_flags_set(vma, VM_HUGEPAGE);
+	mmap_write_unlock(mm);
+	KUNIT_EXPECT_EQ(test, clear_user((void __user *)thp, HPAGE_PMD_SIZE),
+			0);
+	migrate_enable();
+
+	for_each_node_state(dst, N_MEMORY)
+		if (dst != src)
+			break;
+	nodes = nodemask_of_node(dst);
+	weight = kunit_kcalloc(test, nr_node_ids, sizeof(*weight), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, weight);
+	weight[dst] = 1;
+
+	KUNIT_ASSERT_EQ(test, mpol_rebalance_init(&rb, 0), 0);
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	planned = !mpol_rebalance_plan(&rb, vma, start, end, &nodes, weight) &&
+		  rb.cur[src] == nbase + HPAGE_PMD_NR && rb.nr_sizes == 1 &&
+		  rb.unit[0] == HPAGE_PMD_NR;
+	mmap_read_unlock(mm);
+	if (!planned) {
+		mpol_rebalance_finish(&rb);
+		kunit_skip(test, "no THP, or the pages not all on node %d", src);
+	}
+	KUNIT_EXPECT_EQ(test, rb.to_queue, nbase + HPAGE_PMD_NR);
+
+	mpol_rebalance_lru_disable(&rb, mm);
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	full = mpol_rebalance_queue(&rb, vma, start, end);
+	mmap_read_unlock(mm);
+	KUNIT_EXPECT_TRUE(test, full);
+	KUNIT_EXPECT_EQ(test, rb.batch, nbase);
+	KUNIT_EXPECT_EQ(test, rb.resume, thp);
+	KUNIT_EXPECT_EQ(test, mpol_rebalance_migrate(&rb), 0);
+
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	mpol_rebalance_queue(&rb, vma, rb.resume, end);
+	mmap_read_unlock(mm);
+	KUNIT_EXPECT_EQ(test, rb.batch, HPAGE_PMD_NR);
+	KUNIT_EXPECT_EQ(test, rb.to_queue, 0);
+	KUNIT_EXPECT_EQ(test, mpol_rebalance_finish(&rb), 0);
+}
+#else
+static void mpol_test_rebalance_batch_bound(struct kunit *test)
+{
+	kunit_skip(test, "needs THP and the test built in");
+}
+#endif
+
 static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_exact),
 	KUNIT_CASE(mpol_test_rebalance_targets_remainder),
@@ -601,6 +704,7 @@ static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_split_fixed),
 	KUNIT_CASE(mpol_test_rebalance_split_fixed_past_goal),
 	KUNIT_CASE(mpol_test_rebalance_split_sizes),
+	KUNIT_CASE(mpol_test_rebalance_batch_bound),
 	{},
 };
 
