@@ -402,7 +402,7 @@ static void test_peers_parse(void)
 	      "peers 4-node: thp-mixed (THP) move_pages, folio-blind: 884417620 instr, 144.20x the kernel's, "
 	      "1.77x the minimum");
 	/* a stored report with DAMON shr, before the min column: its own minimum from its note */
-	ok = !bwap_peers_read(test_data("../../../../guest/bench-results/peers-default-regions-20261207.txt"), &r, err,
+	ok = !bwap_peers_read(test_data("peers-default-regions-20261207.txt"), &r, err,
 			      sizeof(err));
 	CHECK(ok && r.nr_methods == 5 && !strcmp(r.method[2], "DAMON shr") && r.sc[0].row[2].goal_min == 112 &&
 	      fabs(r.sc[0].row[2].per_min - 127.0 / 112) < 1e-9 && r.sc[0].row[1].per_min == 1 &&
@@ -410,7 +410,7 @@ static void test_peers_parse(void)
 	      "peers, guest/bench-results/peers-default-regions: DAMON shr's /min against the minimum from its own "
 	      "start state (127 / 112), DAMON's 1.00x, the kernel's minimum 108 (%s)", err);
 	/* the bench's report with the min column, as run-bench --peers saved it */
-	ok = !bwap_peers_read(test_data("../../../../guest/bench-results/peers-7.3-4node-asymmetric-20261207-072647.txt"),
+	ok = !bwap_peers_read(test_data("peers-7.3-4node-asymmetric-20261207-072647.txt"),
 			      &r, err, sizeof(err));
 	CHECK(ok && r.goal_min_column && r.nr_methods == 5 && r.sc[0].row[1].goal_min == 2747 &&
 	      r.sc[0].row[1].per_min == 1.00 && r.sc[0].row[2].goal_min == 113 && r.sc[0].row[2].per_min == 1.00 &&
