@@ -521,8 +521,10 @@ static void cpuset_nodes(void)
  * A large push runs while others are served: a target with 256 MiB of
  * resident anonymous memory is attached (its start push, a portable
  * placement, lists and queries every page); the attach and the pings
- * sent meanwhile are each answered within 0.2 s, while the push itself
- * takes longer than that (else the case shows nothing).
+ * sent meanwhile are each answered in under a quarter of the push's
+ * time.  A loop that did the push itself would answer the attach only
+ * after it.  Relative, not a fixed bound, so a loaded machine slows both
+ * sides alike.
  */
 static void large_push_does_not_block(void)
 {
@@ -556,8 +558,7 @@ static void large_push_does_not_block(void)
 	snprintf(req, sizeof(req), "attach %d workers 0 signal model", (int)big);
 	r = request(req, err, sizeof(err));
 	attach_s = test_mono() - t0;
-	CHECK(r && !strncmp(r, "ok\n", 3) && attach_s < 0.2, "attach of a 256 MiB target answered in %.3f s (%s)",
-	      attach_s, err);
+	CHECK(r && !strncmp(r, "ok\n", 3), "attach of a 256 MiB target answered ok in %.3f s (%s)", attach_s, err);
 	free(r);
 	/* pings until the start push is done: "wait PID pushes 1" answers then */
 	for (int i = 0; i < 10; i++) {
@@ -573,8 +574,11 @@ static void large_push_does_not_block(void)
 	snprintf(req, sizeof(req), "wait %d pushes 1", (int)big);
 	r = bwap_ctl_request_timeout(dir, req, 300000, err, sizeof(err));
 	push_s = test_mono() - t0;
-	CHECK(pings == 10 && worst < 0.2, "10 pings during the push, each answered within %.3f s", worst);
-	CHECK(r && strstr(r, "pushed pid") && push_s > 0.2, "the push itself took %.2f s (%s)", push_s, err);
+	CHECK(r && strstr(r, "pushed pid"), "the push itself took %.2f s (%s)", push_s, err);
+	CHECK(attach_s * 4 < push_s, "the attach (%.3f s) answered in under a quarter of the push's %.2f s",
+	      attach_s, push_s);
+	CHECK(pings == 10 && worst * 4 < push_s, "10 pings during the push, the slowest (%.3f s) under a quarter of it",
+	      worst);
 	free(r);
 	close(stay[1]);
 	waitpid(big, NULL, 0);
