@@ -344,6 +344,7 @@ static pid_t fork_waiting_child(int *pidfd, int *pipe_w)
  */
 #define CHILD_CG WI_CGROUP_ROOT "/mpol-fuzz-child"
 static int have_child_cg;
+static int child_restricted;	/* the live child is in CHILD_CG */
 static unsigned long respawns;
 
 static void setup_child_cpuset(void)
@@ -377,10 +378,13 @@ static void respawn_child(void)
 		close(child_pidfd);
 	}
 	child_pid = fork_waiting_child(&child_pidfd, &child_pipe);
+	child_restricted = 0;
 	if (have_child_cg && respawns++ % 2) {
 		snprintf(pid, sizeof(pid), "%d", child_pid);
 		if (wi_cg_write(CHILD_CG, "cgroup.procs", pid))
 			printf("# could not move the child into %s\n", CHILD_CG);
+		else
+			child_restricted = 1;
 	}
 	read_state(&shadow);
 }
@@ -940,8 +944,24 @@ static long call_reweight(void)
 		unsigned long n = k->pol_maxnodes < (unsigned long)nr_node_ids ?
 				  k->pol_maxnodes : (unsigned long)nr_node_ids;
 
+		unsigned char usable[WI_MAXNODE] = { 0 };
+		int i, nr_usable = nr_nodes;
+
 		memset(last_rw_table, 0, sizeof(last_rw_table));
 		memcpy(last_rw_table, (const void *)(unsigned long)k->il_weights, n);
+		/*
+		 * One weight rule for both structs: a byte for a node the
+		 * target cannot use (no memory, or outside its cpuset: a
+		 * restricted child has the lower half) is ignored, and the
+		 * policies get 0 there.
+		 */
+		if (last_rw_target == RW_CHILD && child_restricted)
+			nr_usable = nr_nodes / 2;
+		for (i = 0; i < nr_usable; i++)
+			usable[node_ids[i]] = 1;
+		for (i = 0; i < WI_MAXNODE; i++)
+			if (!usable[i])
+				last_rw_table[i] = 0;
 	}
 	return ret;
 }
@@ -1009,7 +1029,8 @@ static long call_sysfs(void)
  *    with MPOL_REWEIGHT_GLOBAL; it then owns the new weights, so the flag
  *    goes;
  *  - a policy that takes the weights reads back the table: the first
- *    min(pol_maxnodes, nr_node_ids) bytes given, 0 above; its mode, mode
+ *    min(pol_maxnodes, nr_node_ids) bytes given, 0 above and 0 for the
+ *    nodes outside a restricted child's cpuset; its mode, mode
  *    flags, nodes and home node stay.  For the task policy this holds too
  *    once an earlier reweight gave it the process's table: it reads back
  *    as its own weights then, and takes every later table.
