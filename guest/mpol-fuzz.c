@@ -943,7 +943,6 @@ static long call_reweight(void)
 		const struct mpol_reweight_args *k = (const void *)args_buf;
 		unsigned long n = k->pol_maxnodes < (unsigned long)nr_node_ids ?
 				  k->pol_maxnodes : (unsigned long)nr_node_ids;
-
 		unsigned char usable[WI_MAXNODE] = { 0 };
 		int i, nr_usable = nr_nodes;
 
