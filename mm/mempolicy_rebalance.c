@@ -21,8 +21,16 @@
  * from there.  A large folio is never split, so one of REBALANCE_BATCH
  * pages or more is a batch of its own.  So at most one batch of pages, of
  * REBALANCE_BATCH pages or one large folio, is off the LRU at any time,
- * the target's mmap() and munmap() wait for one batch at most, and a
- * fatal signal ends the call at the next batch.
+ * and a fatal signal ends the call at the next batch.
+ *
+ * Either walk also stops, at the end of a page table, once it has passed
+ * REBALANCE_WALK_STEP entries under one hold of mmap_lock or a writer
+ * waits for the lock (mpol_rebalance_lock_wanted()); the caller drops
+ * the lock, takes it again and goes on from there if the range still has
+ * the shares it was counted under.  The plan, whose cost grows with the
+ * large folios counted, is made without mmap_lock when it would take
+ * longer than a step (mpol_rebalance_plan_steps()).  So the target's
+ * mmap() and munmap() wait for one step at most.
  *
  * A large folio (THP) moves whole, never split, so the plan is made in
  * folio units (mpol_rebalance_split()): the large folios go where they
@@ -641,17 +649,40 @@ static bool rebalance_batch_done(struct mpol_rebalance *rb)
 	       (!rb->to_queue || rb->full || rb->batch >= REBALANCE_BATCH);
 }
 
-/*
- * What an entry callback returns, at @addr, where it stopped: a positive
- * value ends the second walk once rebalance_batch_done(), which records
- * @addr to go on from; -EINTR ends the counting walk on a fatal signal.
+/**
+ * mpol_rebalance_lock_wanted - has this hold of mmap_lock lasted a step?
+ * @rb: state from mpol_rebalance_init()
+ * @mm: the address space walked
+ *
+ * Context: mmap_read_lock(@mm) held.
+ * Return: true once the walks have passed REBALANCE_WALK_STEP page-table
+ * entries since the caller took mmap_lock (@rb->steps, which the caller
+ * clears when it takes it), or when a writer waits for the lock.
  */
-static int rebalance_walk_stop(struct mpol_rebalance *rb, unsigned long addr)
+bool mpol_rebalance_lock_wanted(struct mpol_rebalance *rb,
+				struct mm_struct *mm)
 {
-	if (rb->counting)
-		return fatal_signal_pending(current) ? -EINTR : 0;
+	mmap_assert_locked(mm);
+	return rb->steps >= REBALANCE_WALK_STEP || mmap_lock_is_contended(mm);
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_lock_wanted);
+
+/*
+ * What an entry callback returns, at @addr, where it stopped (recorded in
+ * @rb->resume, to go on from): a positive value ends the walk once the
+ * second walk's batch is done (rebalance_batch_done()), or once either
+ * walk has held mmap_lock for a step or a writer waits for it; -EINTR
+ * ends the counting walk on a fatal signal.
+ */
+static int rebalance_walk_stop(struct mpol_rebalance *rb,
+			       struct mm_walk *walk, unsigned long addr)
+{
 	rb->resume = addr;
-	return rebalance_batch_done(rb);
+	if (rb->counting && fatal_signal_pending(current))
+		return -EINTR;
+	if (rebalance_batch_done(rb))
+		return 1;
+	return mpol_rebalance_lock_wanted(rb, walk->mm);
 }
 
 /*
@@ -690,6 +721,8 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	if (ptl) {
 		pmd_t pmdval = pmdp_get(pmd);
 
+		rb->steps++;
+
 		/*
 		 * A non-present PMD (a migration entry, or a device-private
 		 * THP) has nothing to rebalance now; the huge zero folio is
@@ -706,7 +739,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 					       (end - addr) >> PAGE_SHIFT, false);
 		spin_unlock(ptl);
 		/* Without room the next batch starts at this folio. */
-		return rebalance_walk_stop(rb, room ? end : addr);
+		return rebalance_walk_stop(rb, walk, room ? end : addr);
 	}
 
 	mapped_pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
@@ -715,6 +748,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		walk->action = ACTION_AGAIN;
 		return 0;
 	}
+	rb->steps += (end - addr) >> PAGE_SHIFT;
 	for (; addr != end; pte += nr, addr += nr * PAGE_SIZE) {
 		nr = 1;
 		if (rebalance_batch_done(rb))
@@ -745,7 +779,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
 	cond_resched();
-	return rebalance_walk_stop(rb, addr);
+	return rebalance_walk_stop(rb, walk, addr);
 }
 
 #ifdef CONFIG_HUGETLB_PAGE
@@ -758,6 +792,7 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 	bool room = true;
 	pte_t entry;
 
+	rb->steps++;
 	ptl = huge_pte_lock(hstate_vma(walk->vma), walk->mm, pte);
 	entry = huge_ptep_get(walk->mm, addr, pte);
 	if (pte_present(entry))
@@ -770,14 +805,25 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 			       (end - addr) >> PAGE_SHIFT);
 	spin_unlock(ptl);
 	cond_resched();
-	return rebalance_walk_stop(rb, room ? end : addr);
+	return rebalance_walk_stop(rb, walk, room ? end : addr);
 }
 #else
 #define rebalance_hugetlb_entry NULL
 #endif
 
+/* No page table over [@addr, @next): one entry of the step, however large. */
+static int rebalance_pte_hole(unsigned long addr, unsigned long next,
+			      int depth, struct mm_walk *walk)
+{
+	struct mpol_rebalance *rb = walk->private;
+
+	rb->steps++;
+	return rebalance_walk_stop(rb, walk, next);
+}
+
 static const struct mm_walk_ops rebalance_walk_ops = {
 	.pmd_entry = rebalance_pmd_entry,
+	.pte_hole = rebalance_pte_hole,
 	.hugetlb_entry = rebalance_hugetlb_entry,
 	.walk_lock = PGWALK_RDLOCK,
 };
@@ -804,34 +850,15 @@ static void rebalance_class_clear(struct mpol_rebalance_class *c)
 }
 
 /**
- * mpol_rebalance_plan - plan the moves that bring a range to its shares
+ * mpol_rebalance_count_begin - start counting a range
  * @rb: state from mpol_rebalance_init()
- * @vma: the VMA, accepted by mpol_rebalance_vma_ok()
- * @start: start of the range in @vma
- * @end: end of the range in @vma
- * @nodes: the policy's nodes, stable while this runs
- * @weight: each node's effective weight (nr_node_ids entries)
  *
- * Counts the resident pages of [@start, @end) per node and kind, works out
- * each node's share with mpol_rebalance_targets() and splits it between
- * large folios and base pages with mpol_rebalance_split().  On return
- * @rb->to_queue pages are to be queued by mpol_rebalance_queue().
- * [@start, @end) must be under one policy.
- *
- * Context: mmap_read_lock() held, so the VMA stays.  Faults, reclaim,
- * truncation or collapse can still add or remove pages before they are
- * queued: a page added is queued only if its node has surplus left, and
- * the pages counted as needed that are gone are reported as not moved.
- * Return: 0, or -EINTR if a fatal signal is pending.
+ * Clears the counts of the last range, for mpol_rebalance_count().
  */
-int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
-			unsigned long start, unsigned long end,
-			const nodemask_t *nodes, const u8 *weight)
+void mpol_rebalance_count_begin(struct mpol_rebalance *rb)
 {
-	unsigned long total = 0, needed;
-	int nid, i, err;
+	int i;
 
-	mmap_assert_locked(vma->vm_mm);
 	memset(rb->cur, 0, nr_node_ids * sizeof(*rb->cur));
 	memset(rb->fixed, 0, nr_node_ids * sizeof(*rb->fixed));
 	rebalance_class_clear(&rb->base);
@@ -840,21 +867,95 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 		rebalance_class_clear(&rb->large[i]);
 	rb->nr_sizes = 0;
 	rb->to_queue = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_count_begin);
+
+/**
+ * mpol_rebalance_count - count the resident pages of a range, a step at a time
+ * @rb: state after mpol_rebalance_count_begin()
+ * @vma: the VMA, accepted by mpol_rebalance_vma_ok()
+ * @start: where to count from: the start of the range, or @rb->resume
+ *	after the last step
+ * @end: end of the range in @vma
+ *
+ * Adds the resident pages of [@start, @end) to the counts, per node and
+ * kind, and stops early, at the end of a page table, once
+ * mpol_rebalance_lock_wanted().  The range must be under one policy.
+ *
+ * Context: mmap_read_lock() held, so the VMA stays.  Between steps the
+ * caller may drop it, as long as it checks that the range still has the
+ * shares it is counted for: faults, reclaim, truncation or collapse may
+ * add or remove pages meanwhile, and the plan copes with that (see
+ * mpol_rebalance_plan()).
+ * Return: 0 when @end is reached; 1 if the walk stopped at @rb->resume to
+ * let mmap_lock go; -EINTR if a fatal signal is pending.
+ */
+int mpol_rebalance_count(struct mpol_rebalance *rb, struct vm_area_struct *vma,
+			 unsigned long start, unsigned long end)
+{
+	int err;
+
+	mmap_assert_locked(vma->vm_mm);
 	rb->counting = true;
 	err = walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
-	if (err)
-		return err;
+	if (err > 0 && rb->resume >= end)
+		return 0;
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_count);
+
+/**
+ * mpol_rebalance_plan_steps - what mpol_rebalance_plan() would cost
+ * @rb: state with a range counted
+ *
+ * Return: the plan's cost in REBALANCE_WALK_STEP units: the large folios
+ * counted are handed out one at a time, each weighed against every node.
+ */
+unsigned long mpol_rebalance_plan_steps(const struct mpol_rebalance *rb)
+{
+	unsigned long units = 1;
+	int i, nid;
+
+	for (i = 0; i < rb->nr_sizes; i++)
+		for (nid = 0; nid < nr_node_ids; nid++)
+			units += rb->large[i].cur[nid] / rb->unit[i];
+	return units * nr_node_ids;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_plan_steps);
+
+/**
+ * mpol_rebalance_plan - plan the moves that bring a counted range to its shares
+ * @rb: state with a range counted by mpol_rebalance_count()
+ * @nodes: the policy's nodes
+ * @weight: each node's effective weight (nr_node_ids entries)
+ *
+ * Works out each node's share of the pages counted with
+ * mpol_rebalance_targets() and splits it between large folios and base
+ * pages with mpol_rebalance_split_sizes().  On return @rb->to_queue pages
+ * are to be queued by mpol_rebalance_queue().  Faults, reclaim, truncation
+ * or collapse can add or remove pages of the range before they are
+ * queued: a page added is queued only if its node has surplus left, and
+ * the pages counted as needed that are gone are reported as not moved.
+ *
+ * Context: needs no lock; may sleep.  It works on @rb's counts only.
+ */
+void mpol_rebalance_plan(struct mpol_rebalance *rb, const nodemask_t *nodes,
+			 const u8 *weight)
+{
+	unsigned long total = 0, needed;
+	int nid, i;
+
 	for (nid = 0; nid < nr_node_ids; nid++)
 		total += rb->cur[nid];
 	if (!total)
-		return 0;
+		return;
 
 	/*
 	 * No node of the nodemask in effect has a weight left (a cpuset can
 	 * leave only nodes of weight 0): there is nowhere to move pages to.
 	 */
 	if (!mpol_rebalance_targets(total, rb->cur, weight, nodes, rb->goal))
-		return 0;
+		return;
 	mpol_rebalance_split_sizes(rb->nr_sizes, rb->unit, rb->large, &rb->base,
 				   rb->fixed, rb->goal, rb->work);
 	needed = rebalance_class_plan(&rb->base);
@@ -862,7 +963,6 @@ int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
 		needed += rebalance_class_plan(&rb->large[i]);
 	rb->needed += needed;
 	rb->to_queue = needed;
-	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_plan);
 
@@ -900,23 +1000,25 @@ EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_lru_disable);
  *	mpol_rebalance_lru_disable()
  * @vma: the VMA of the plan, or the one now at @start (see below)
  * @start: where to go on: the start of the planned range, or
- *	@rb->resume after the previous batch
+ *	@rb->resume after the previous batch or step
  * @end: end of the planned range in @vma
  *
  * Walks from @start, isolating folios from nodes above their plan, spread
  * over the range, each queued for a node below its plan, until the plan is
- * all queued, @end is reached, or the batch is full: it holds
- * REBALANCE_BATCH pages, or the next folio to queue would take it past
- * them.  A large folio is never split: one of REBALANCE_BATCH pages or
- * more is queued only into an empty batch, and is then a batch of its
- * own.  @rb->resume is where the walk stopped, the start of the folio
- * that did not fit if one did not.  Between batches mmap_lock may be
- * dropped, as long as the caller checks that the rest of the range still
- * has the plan's policy and shares.
+ * all queued, @end is reached, the batch is full (mpol_rebalance_full()):
+ * it holds REBALANCE_BATCH pages, or the next folio to queue would take it
+ * past them, or mpol_rebalance_lock_wanted().  A large folio is never
+ * split: one of REBALANCE_BATCH pages or more is queued only into an
+ * empty batch, and is then a batch of its own.  @rb->resume is where the
+ * walk stopped, the start of the folio that did not fit if one did not.
+ * Between batches and steps mmap_lock may be dropped, as long as the
+ * caller checks that the rest of the range still has the plan's policy
+ * and shares.
  *
  * Context: mmap_read_lock() held; may sleep.
- * Return: true if the batch is full: migrate it with
- * mpol_rebalance_migrate(), then go on from @rb->resume.
+ * Return: true if the walk stopped before @end with the plan not all
+ * queued: if mpol_rebalance_full(), migrate the batch with
+ * mpol_rebalance_migrate(); then go on from @rb->resume.
  */
 bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
@@ -928,10 +1030,24 @@ bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 		return false;
 	VM_WARN_ON_ONCE(!rb->lru_disabled);
 	rb->counting = false;
-	walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb);
-	return rb->full || rb->batch >= REBALANCE_BATCH;
+	if (walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb) <= 0)
+		rb->resume = end;
+	return mpol_rebalance_full(rb) || (rb->to_queue && rb->resume < end);
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_queue);
+
+/**
+ * mpol_rebalance_full - is the batch full?
+ * @rb: state after mpol_rebalance_queue()
+ *
+ * Return: true if the batch holds REBALANCE_BATCH pages or more, or the
+ * next folio to queue did not fit: migrate it before queueing more.
+ */
+bool mpol_rebalance_full(const struct mpol_rebalance *rb)
+{
+	return rb->full || rb->batch >= REBALANCE_BATCH;
+}
+EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_full);
 
 /**
  * mpol_rebalance_drop - give up what a range's plan has left to queue

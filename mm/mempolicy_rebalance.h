@@ -24,6 +24,16 @@
 #define REBALANCE_BATCH 512
 
 /*
+ * Page-table entries a walk passes under one mmap_lock hold: 32 page
+ * tables' worth, 64 MiB of base pages on x86-64.  A walk stops at the
+ * end of the page table (or huge entry, or hole) where it reaches this,
+ * or where a writer waits for mmap_lock, so the target's mmap() and
+ * munmap() wait for one page table's walk at most, and never for more
+ * than one step.  A range without page tables costs one entry per hole.
+ */
+#define REBALANCE_WALK_STEP (32 * PTRS_PER_PTE)
+
+/*
  * Large folio sizes planned in one range, largest first: one for each
  * folio order from 1 to PMD_ORDER, so every mTHP size and the PMD size
  * (a hugetlb VMA has a single size).  Folios of a size beyond these would
@@ -65,7 +75,9 @@ struct mpol_rebalance_class {
  *	were (for the mpol_rebalance tracepoint)
  * @to_queue: pages of the range being handled still to queue; the second
  *	walk stops early once it reaches 0
- * @resume: where the second walk stopped
+ * @resume: where the last walk stopped, to go on from
+ * @steps: page-table entries walked (and VMAs passed) since mmap_lock was
+ *	last taken, for REBALANCE_WALK_STEP
  * @nr_sizes: large folio sizes planned in the range being handled
  * @unit: pages in the folios of each planned size, largest first (sizes
  *	fully mapped in the range; at most REBALANCE_SIZES)
@@ -103,6 +115,7 @@ struct mpol_rebalance {
 	unsigned long busy;
 	unsigned long to_queue;
 	unsigned long resume;
+	unsigned long steps;
 	int nr_sizes;
 	unsigned long unit[REBALANCE_SIZES];
 	unsigned long *cur;
@@ -160,14 +173,20 @@ void mpol_rebalance_take(struct mpol_rebalance *rb,
 
 int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags);
 bool mpol_rebalance_vma_ok(struct vm_area_struct *vma);
-int mpol_rebalance_plan(struct mpol_rebalance *rb, struct vm_area_struct *vma,
-			unsigned long start, unsigned long end,
-			const nodemask_t *nodes, const u8 *weight);
+void mpol_rebalance_count_begin(struct mpol_rebalance *rb);
+int mpol_rebalance_count(struct mpol_rebalance *rb, struct vm_area_struct *vma,
+			 unsigned long start, unsigned long end);
+unsigned long mpol_rebalance_plan_steps(const struct mpol_rebalance *rb);
+void mpol_rebalance_plan(struct mpol_rebalance *rb, const nodemask_t *nodes,
+			 const u8 *weight);
+bool mpol_rebalance_lock_wanted(struct mpol_rebalance *rb,
+				struct mm_struct *mm);
 void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
 				struct mm_struct *mm);
 bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 			  struct vm_area_struct *vma, unsigned long start,
 			  unsigned long end);
+bool mpol_rebalance_full(const struct mpol_rebalance *rb);
 void mpol_rebalance_drop(struct mpol_rebalance *rb);
 int mpol_rebalance_migrate(struct mpol_rebalance *rb);
 unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb);
@@ -184,12 +203,31 @@ static inline bool mpol_rebalance_vma_ok(struct vm_area_struct *vma)
 	return false;
 }
 
-static inline int mpol_rebalance_plan(struct mpol_rebalance *rb,
-				      struct vm_area_struct *vma,
-				      unsigned long start, unsigned long end,
-				      const nodemask_t *nodes, const u8 *weight)
+static inline void mpol_rebalance_count_begin(struct mpol_rebalance *rb) {}
+
+static inline int mpol_rebalance_count(struct mpol_rebalance *rb,
+				       struct vm_area_struct *vma,
+				       unsigned long start, unsigned long end)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline unsigned long
+mpol_rebalance_plan_steps(const struct mpol_rebalance *rb)
+{
+	return 0;
+}
+
+static inline void mpol_rebalance_plan(struct mpol_rebalance *rb,
+				       const nodemask_t *nodes,
+				       const u8 *weight)
+{
+}
+
+static inline bool mpol_rebalance_lock_wanted(struct mpol_rebalance *rb,
+					      struct mm_struct *mm)
+{
+	return false;
 }
 
 static inline void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
@@ -200,6 +238,11 @@ static inline void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
 static inline bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 					struct vm_area_struct *vma,
 					unsigned long start, unsigned long end)
+{
+	return false;
+}
+
+static inline bool mpol_rebalance_full(const struct mpol_rebalance *rb)
 {
 	return false;
 }

@@ -12,7 +12,8 @@
  * the target that maps and unmaps in a loop goes on through the call (its
  * longest stall is logged).  A fatal signal ends the call at the next
  * batch, with the batches already migrated counted and nothing left
- * isolated.
+ * isolated.  A walk over a range with nothing to move lets mmap_lock go
+ * a step at a time too.
  * Needs two memory nodes; SKIPs with fewer.
  */
 #define _GNU_SOURCE
@@ -247,6 +248,77 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 	/* Nothing is left off the LRU by the call it ended. */
 	EXPECT_EQ(0, isolated);
 	close(ready[0]);
+}
+
+/*
+ * Page tables a walk passes under one hold of mmap_lock: the kernel's
+ * REBALANCE_WALK_STEP, 32 page tables of entries.
+ */
+#define WALK_STEP_TABLES 32
+#define WALK_TABLES (32 * WALK_STEP_TABLES)
+
+/*
+ * A rebalance with nothing to move still walks its whole range, to count
+ * it.  Over 1024 page tables, each mapping one page (2 GiB of address
+ * space, 4 MiB resident), that is 32 steps of the walk, and the walk lets
+ * mmap_lock go between them, and as soon as a writer waits: another thread
+ * that maps and unmaps in a loop completes pairs all through the call.  A
+ * walk under one hold would let it complete none between taking the lock
+ * and letting it go, only the ones that slip in before and after.
+ */
+TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
+{
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	unsigned char w[WI_MAXNODE] = { 0 };
+	/* What one page table maps: a page of 8-byte entries. */
+	size_t table = (size_t)getpagesize() * (getpagesize() / 8);
+	size_t len = WALK_TABLES * table;
+	struct wi_rebalance_stat s0, s1;
+	struct racer r = { 0 };
+	struct mpol_args args;
+	int nodes[WI_MAX_NODES];
+	double t0, took;
+	long during, ret;
+	char *p;
+	int i;
+
+	ASSERT_LE(1, wi_memory_nodes(nodes, WI_MAX_NODES));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE));
+	/* One node, weight 1: every page is where its policy wants it. */
+	w[nodes[0]] = 1;
+	wi_args(&args, mask, nodes, 1, w);
+	ASSERT_EQ(0, sys_mbind2(p, len, &args, sizeof(args), 0));
+	for (i = 0; i < WALK_TABLES; i++)
+		p[i * table] = 1;
+
+	ASSERT_EQ(0, pthread_create(&r.thread, NULL, racer_run, &r));
+	while (atomic_load(&r.done) < 2)
+		;
+	wi_rebalance_stat_read(&s0);
+	during = atomic_load(&r.done);
+	atomic_store(&r.in_call, 1);
+	t0 = now_s();
+	ret = wi_mbind2(p, len, &args, WI_REBALANCE);
+	took = now_s() - t0;
+	atomic_store(&r.in_call, 0);
+	during = atomic_load(&r.done) - during;
+	atomic_store(&r.stop, 1);
+	ASSERT_EQ(0, pthread_join(r.thread, NULL));
+	wi_rebalance_stat_read(&s1);
+
+	ASSERT_EQ(0, ret) TH_LOG("mbind2: %s", strerror(errno));
+	TH_LOG("%ld pages counted in %.3f s", wi_rebalance_delta(&s0, &s1).scanned,
+	       took);
+	TH_LOG("the other thread made %ld mmap/munmap pairs, longest %.1f%% of the call",
+	       during, 100.0 * r.longest / took);
+	EXPECT_EQ(WALK_TABLES, wi_rebalance_delta(&s0, &s1).scanned);
+	EXPECT_EQ(0, wi_rebalance_delta(&s0, &s1).moved);
+	/* At least one pair for every other step the walk took. */
+	EXPECT_LE(WALK_TABLES / WALK_STEP_TABLES / 2, during);
+	munmap(p, len);
 }
 
 int main(int argc, char **argv)

@@ -649,9 +649,10 @@ static void mpol_test_rebalance_batch_bound(struct kunit *test)
 	weight[dst] = 1;
 
 	KUNIT_ASSERT_EQ(test, mpol_rebalance_init(&rb, 0), 0);
+	mpol_rebalance_count_begin(&rb);
 	mmap_read_lock(mm);
 	vma = find_vma(mm, start);
-	planned = !mpol_rebalance_plan(&rb, vma, start, end, &nodes, weight) &&
+	planned = !mpol_rebalance_count(&rb, vma, start, end) &&
 		  rb.cur[src] == nbase + HPAGE_PMD_NR && rb.nr_sizes == 1 &&
 		  rb.unit[0] == HPAGE_PMD_NR;
 	mmap_read_unlock(mm);
@@ -659,6 +660,7 @@ static void mpol_test_rebalance_batch_bound(struct kunit *test)
 		mpol_rebalance_finish(&rb);
 		kunit_skip(test, "no THP, or the pages not all on node %d", src);
 	}
+	mpol_rebalance_plan(&rb, &nodes, weight);
 	KUNIT_EXPECT_EQ(test, rb.to_queue, nbase + HPAGE_PMD_NR);
 
 	mpol_rebalance_lru_disable(&rb, mm);
@@ -686,6 +688,72 @@ static void mpol_test_rebalance_batch_bound(struct kunit *test)
 }
 #endif
 
+#if IS_BUILTIN(CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST)
+/*
+ * The counting walk lets mmap_lock go after REBALANCE_WALK_STEP page-table
+ * entries.  Over one page table more than a step holds, each table mapping
+ * one page, the first call stops at the end of the last table of the step
+ * with those tables' pages counted, and the next call counts the last one.
+ * Built in only: the test sets VM_NOHUGEPAGE on its VMA itself.
+ */
+static void mpol_test_rebalance_count_step(struct kunit *test)
+{
+	unsigned long tables = REBALANCE_WALK_STEP / PTRS_PER_PTE;
+	unsigned long addr, start, end, i, total = 0;
+	struct vm_area_struct *vma;
+	struct mpol_rebalance rb;
+	struct mm_struct *mm;
+	int nid, ret;
+
+	addr = kunit_vm_mmap(test, NULL, 0, (tables + 2) * PMD_SIZE,
+			     PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, addr, 0);
+	mm = current->mm;
+	start = ALIGN(addr, PMD_SIZE);
+	end = start + (tables + 1) * PMD_SIZE;
+	mmap_write_lock(mm);
+	vma = find_vma(mm, start);
+	vm_flags_set(vma, VM_NOHUGEPAGE);
+	mmap_write_unlock(mm);
+	for (i = 0; i <= tables; i++)
+		KUNIT_ASSERT_EQ(test, clear_user((void __user *)(start +
+								  i * PMD_SIZE),
+						 PAGE_SIZE), 0);
+
+	KUNIT_ASSERT_EQ(test, mpol_rebalance_init(&rb, 0), 0);
+	mpol_rebalance_count_begin(&rb);
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	ret = mpol_rebalance_count(&rb, vma, start, end);
+	mmap_read_unlock(mm);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		total += rb.cur[nid];
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	KUNIT_EXPECT_EQ(test, rb.steps, REBALANCE_WALK_STEP);
+	KUNIT_EXPECT_EQ(test, rb.resume, start + tables * PMD_SIZE);
+	KUNIT_EXPECT_EQ(test, total, tables);
+
+	rb.steps = 0;
+	total = 0;
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	ret = mpol_rebalance_count(&rb, vma, rb.resume, end);
+	mmap_read_unlock(mm);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		total += rb.cur[nid];
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, rb.steps, PTRS_PER_PTE);
+	KUNIT_EXPECT_EQ(test, total, tables + 1);
+	KUNIT_EXPECT_EQ(test, mpol_rebalance_finish(&rb), 0);
+}
+#else
+static void mpol_test_rebalance_count_step(struct kunit *test)
+{
+	kunit_skip(test, "needs the test built in");
+}
+#endif
+
 static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_exact),
 	KUNIT_CASE(mpol_test_rebalance_targets_remainder),
@@ -705,6 +773,7 @@ static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_split_fixed_past_goal),
 	KUNIT_CASE(mpol_test_rebalance_split_sizes),
 	KUNIT_CASE(mpol_test_rebalance_batch_bound),
+	KUNIT_CASE(mpol_test_rebalance_count_step),
 	{},
 };
 
