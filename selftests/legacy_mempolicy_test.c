@@ -4,9 +4,10 @@
  * mempolicy2 syscalls: set_mempolicy() and mbind() accept each mode,
  * get_mempolicy() reads back the same mode, flags and nodemask, and pages
  * land where that mode puts them.  The test runs pinned to CPU 0 (node 0),
- * so "local" means node 0.  It runs with the global weights all 1: on 6.12
- * that is how the system boots; on mainline, whose auto mode computes them
- * from HMAT bandwidth, the fixture writes them and puts back what it found.
+ * so "local" means node 0.  It runs with the global weights all 1: kernels
+ * without auto mode (before 6.16) boot with them; where auto mode computes
+ * them from HMAT bandwidth, the fixture writes them and puts back what it
+ * found.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -24,7 +25,7 @@ FIXTURE(legacy) {
 	int nr_nodes;
 	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
 	size_t npages;
-	int saved_auto;		/* -1: no auto mode (6.12) */
+	int saved_auto;		/* -1: no auto mode */
 	int saved[WI_MAX_NODES];
 };
 

@@ -139,9 +139,9 @@ TEST_F(rebind, static_nodes_only_zero_weights_left)
  * one page each in turn; a countdown that stepped once round the nodemask
  * came back to its last node and put all 400 there.  Other pages the
  * kernel allocates for this task meanwhile (slab for the file's xarray,
- * and on debug kernels KASAN's and kmemleak's) take their turns in the
- * same countdown, so the file's pages may be a few off 200/200: 201/199
- * was seen on the 7.3 debug kernel.
+ * and, with KASAN or kmemleak, their metadata) take their turns in the
+ * same countdown, so the file's pages may be a few off 200/200, such as
+ * 201/199.
  */
 #define COUNTDOWN_SLACK 4
 TEST_F(rebind, static_nodes_only_zero_weights_left_task_countdown)
@@ -423,7 +423,7 @@ static void *storm_vma_reader(void *arg)
 	return NULL;
 }
 
-/* Slow under emulation: each flip rebinds every thread and the mm. */
+/* Slow on a small machine: each flip rebinds every thread and the mm. */
 TEST_F_TIMEOUT(rebind, storm_never_shows_a_mixed_table, 300)
 {
 	static const unsigned char w53[2] = { 5, 3 };

@@ -40,7 +40,7 @@
 
 /*
  * Faster scanning than the defaults (1 s delay, periods of 1 to 60 s), so
- * that several passes take seconds on a slow (emulated) machine.  Restored afterwards.
+ * that several passes take seconds on a slow machine.  Restored afterwards.
  */
 static const struct { const char *name, *value; } tunables[] = {
 	{ "scan_delay_ms", "0" },

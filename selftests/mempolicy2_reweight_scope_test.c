@@ -263,8 +263,8 @@ TEST_F(scope, shared_policy_changes_only_on_request)
  * a child watches it and, as soon as an even page has the new weights,
  * binds the next page to one node, the range the reweight has just
  * looked up or is about to.  In either order the bind must stand: the
- * reweight does not take MPOL_BIND.  Seconds on an emulated machine,
- * more under KASAN.
+ * reweight does not take MPOL_BIND.  Seconds on a slow machine, more
+ * under KASAN.
  */
 TEST_F_TIMEOUT(scope, shared_reweight_never_undoes_a_racing_mbind, 300)
 {

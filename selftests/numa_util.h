@@ -369,7 +369,7 @@ static inline long wi_sysfs_weight_set(int node, int weight)
 /*
  * The global table's auto mode (mainline since 6.16: weights computed from
  * HMAT bandwidth; any nodeN write leaves it).  Returns 1 or 0, or -1 when
- * the kernel has no auto file (6.12), whose nodeN files keep 6.12's rules.
+ * the kernel has no auto file, whose nodeN files keep their older rules.
  */
 #define WI_WEIGHT_AUTO WI_WEIGHT_DIR "/auto"
 static inline int wi_auto_get(void)

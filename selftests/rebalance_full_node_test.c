@@ -20,8 +20,8 @@
  * 256 MiB of 4 KiB pages, at 1,1 and then 1,63: the full node's share
  * grows by 31744 pages (124 MiB), far more than it has free between its
  * low and min watermarks, plus what its per-CPU lists hold, plus what
- * reclaim can give back (KASAN's quarantine, up to 1/32 of memory, on the
- * debug kernel).  The test uses the two nodes with the most free memory.
+ * reclaim can give back (KASAN's quarantine, up to 1/32 of memory, with
+ * KASAN).  The test uses the two nodes with the most free memory.
  */
 #define NPAGES 65536
 #define MOVE_WANTED 31744
@@ -170,9 +170,9 @@ static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
 
 /*
  * The two memory nodes with the most free memory, the roomier first, so
- * that the 1,1 placement fits on both: the debug kernel's node 0 holds the
- * kernel, its KASAN shadow and other tests' leftovers, and had too little
- * left for its half.  Returns 0, or -1 with fewer than two nodes.
+ * that the 1,1 placement fits on both: node 0 may hold the kernel, a
+ * KASAN shadow and other tests' leftovers, with too little left for its
+ * half.  Returns 0, or -1 with fewer than two nodes.
  */
 static int roomiest_two(int *two)
 {
@@ -210,9 +210,8 @@ static long bind_two(char *p, size_t len, const int *two, int w1,
 }
 
 /*
- * Each test moves or fills hundreds of MiB, which takes a while on an
- * emulated 2-CPU machine that shares its host: more than the harness's
- * default 30 s.
+ * Each test moves or fills hundreds of MiB, which takes a while on a
+ * small or shared machine: more than the harness's default 30 s.
  */
 FIXTURE(big) {};
 FIXTURE_SETUP(big) {}
@@ -267,9 +266,9 @@ TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 /*
  * The same with transparent huge pages: 64 of them at 1,1, then 1,63
  * toward the full node, whose share is 63 of them: 31 more (62 MiB),
- * more than it has room for on the kernels built here.  (On the debug
- * kernel, reclaim can empty KASAN's quarantine and make room for all of
- * them; a larger range does not fit beside the other tests' memory.)
+ * more than it has room for.  (With KASAN, reclaim can empty its
+ * quarantine and make room for all of them; a larger range does not fit
+ * beside the other tests' memory.)
  * A huge page whose destination has no room stays where it is, whole,
  * and counts as not moved; none is split to move its base pages
  * (migrate_pages() splits a large folio it cannot place unless the reason

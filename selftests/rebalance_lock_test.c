@@ -133,9 +133,8 @@ static void *racer_run(void *arg)
 }
 
 /*
- * Each test moves or fills hundreds of MiB, which takes a while on an
- * emulated 2-CPU machine that shares its host: more than the harness's
- * default 30 s.
+ * Each test moves or fills hundreds of MiB, which takes a while on a
+ * small or shared machine: more than the harness's default 30 s.
  */
 FIXTURE(big) {};
 FIXTURE_SETUP(big) {}

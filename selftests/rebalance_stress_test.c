@@ -32,7 +32,7 @@
 #define NR_TEST_NODES 4
 /*
  * Sizes of the run.  Larger values race longer but cost time; these keep
- * the test near a minute on an emulated 4-CPU machine.
+ * the test near a minute on a slow 4-CPU machine.
  */
 #define NR_WORKERS 4		/* threads, one range each */
 #define RANGE_PAGES 192		/* pages per worker range */

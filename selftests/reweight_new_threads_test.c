@@ -54,7 +54,7 @@ static struct shared *sh;
 
 /*
  * Sleep while sh->done is @seen (waiting threads must not spin: there are
- * dozens of them on four emulated CPUs).  The futex is shared: the test
+ * dozens of them on a few CPUs).  The futex is shared: the test
  * process wakes the target's threads.  It is a word of its own, read before
  * done and stop: the stop that ends the test changes no reweight count, and
  * a thread that read done and stop just before it must still wake.
@@ -199,9 +199,9 @@ FIXTURE_SETUP(reweight) {}
 FIXTURE_TEARDOWN(reweight) {}
 
 /*
- * 300 reweights take about 10 s on the emulated machines, more on KASAN.
- * It goes on until MIN_CHECKS threads have checked their weights, however
- * slowly the machine creates them (an emulated arm64 one made 203 in 300).
+ * 300 reweights take seconds, more under KASAN.  It goes on until
+ * MIN_CHECKS threads have checked their weights, however slowly the
+ * machine creates them.
  */
 TEST_F_TIMEOUT(reweight, threads_created_during_a_reweight_get_its_weights, 300)
 {

@@ -10,7 +10,7 @@
  * segment of the second exactly the global weights in effect when it was
  * faulted; get_mempolicy2() reports each VMA's weights in effect.
  * Without bandwidth data (no HMAT) mainline cannot enter auto mode and
- * says ENODEV, which is checked.  Kernels without auto mode (6.12) skip.
+ * says ENODEV, which is checked.  Kernels without auto mode skip.
  */
 #include "../kselftest_harness.h"
 #include "numa_util.h"
@@ -35,7 +35,7 @@ FIXTURE_SETUP(auto_mode)
 	self->own = MAP_FAILED;
 	self->global = MAP_FAILED;
 	if (self->saved_auto < 0)
-		SKIP(return, "no %s: this kernel has no auto mode (6.12)", WI_WEIGHT_AUTO);
+		SKIP(return, "no %s: this kernel has no auto mode", WI_WEIGHT_AUTO);
 	if (all < 2)
 		SKIP(return, "needs 2 memory nodes");
 	self->n = all < 4 ? all : 4;
