@@ -22,8 +22,9 @@
  * caches and memory.  They are then no figures of a real machine.
  *
  * Printed: pages moved and the fewest that reach NEW's shares (exit 1 if
- * they differ), the three medians, rebalance / move_pages, and the
- * rebalance as the move_pages call plus a number of walks.
+ * they differ), the three medians, rebalance / move_pages, and what the
+ * rebalance costs beyond the move_pages call, in walks (negative where the
+ * rebalance costs less).
  *
  * Usage: rebalance_cost [--pages N] [--repeats R] [OLD NEW ...]
  * with OLD and NEW comma-separated weights, one per node used; 4096 pages
@@ -210,7 +211,7 @@ static int run(const unsigned char *old, const unsigned char *new, int n)
 		printf("%s%d", i ? "," : "", new[i]);
 	printf("  moved %ld of %ld (fewest %ld)", moved, npages, fewest);
 	printf("  rebalance %lld  walk %lld  move_pages %lld", reb, walk, mp);
-	printf("  ratio %.2f  = move_pages + %.2f walks\n",
+	printf("  rebalance/move_pages %.2f  (rebalance - move_pages)/walk %.2f\n",
 	       mp ? (double)reb / mp : 0, walk ? (double)(reb - mp) / walk : 0);
 	free(before);
 	free(after);
