@@ -445,12 +445,14 @@ static int expect_errno, expect_by_size;
  * each arena page) why it kept its weights or that it took the new ones.
  */
 static unsigned long rw_checked, rw_mismatches;
-enum { RW_CHANGED, RW_KEPT_GLOBAL, RW_KEPT_SHARED, RW_KEPT_RDONLY, RW_KEPT_RELATIVE, NR_RW };
+enum { RW_CHANGED, RW_KEPT_GLOBAL, RW_KEPT_SHARED, RW_KEPT_RDONLY, RW_KEPT_RELATIVE,
+       RW_KEPT_OTHER_CPUSET, NR_RW };
 static unsigned long rw_policies[NR_RW];
 static const char *const rw_name[NR_RW] = {
 	"took the new weights", "kept: on the global weights, no MPOL_REWEIGHT_GLOBAL",
 	"kept: shared, no MPOL_REWEIGHT_SHARED", "kept: shared, object opened read-only",
 	"kept: relative nodes (skipped)",
+	"kept: shared, no node in the target's cpuset",
 };
 
 /* The last reweight, for reweight_expect(): target, flags and the table read. */
@@ -1024,6 +1026,9 @@ static long call_sysfs(void)
  *    target opened the object for writing: the arena's shmem slots, not
  *    its memfd mapped from an O_RDONLY descriptor (both processes map
  *    each the same way);
+ *  - a shared policy none of whose nodes the target's cpuset holds (the
+ *    parent's, on the upper half, seen from a restricted child) is left
+ *    alone, and does not fail the call;
  *  - one on the global weights (MPOL_ARGS_GLOBAL_WEIGHTS read back) only
  *    with MPOL_REWEIGHT_GLOBAL; it then owns the new weights, so the flag
  *    goes;
@@ -1034,6 +1039,18 @@ static long call_sysfs(void)
  *    once an earlier reweight gave it the process's table: it reads back
  *    as its own weights then, and takes every later table.
  */
+/* Does @mask hold a node of the lower half, a restricted child's cpuset? */
+static int mask_has_lower_half(const unsigned long *mask)
+{
+	int i;
+
+	for (i = 0; i < nr_nodes / 2; i++)
+		if (mask[node_ids[i] / (8 * sizeof(long))] &
+		    (1UL << (node_ids[i] % (8 * sizeof(long)))))
+			return 1;
+	return 0;
+}
+
 static void reweight_apply(struct snap *s, enum slot_kind kind)
 {
 	int shared = kind == SLOT_SHMEM || kind == SLOT_SHMEM_RDONLY;
@@ -1050,6 +1067,11 @@ static void reweight_apply(struct snap *s, enum slot_kind kind)
 	}
 	if (kind == SLOT_SHMEM_RDONLY) {
 		rw_policies[RW_KEPT_RDONLY]++;
+		return;
+	}
+	if (shared && last_rw_target == RW_CHILD && child_restricted &&
+	    !mask_has_lower_half(s->mask)) {
+		rw_policies[RW_KEPT_OTHER_CPUSET]++;
 		return;
 	}
 	if ((s->flags & MPOL_ARGS_GLOBAL_WEIGHTS) && !(last_rw_flags & MPOL_REWEIGHT_GLOBAL)) {
