@@ -332,31 +332,19 @@ static void mpol_rebalance_free(struct mpol_rebalance *rb)
 	kfree(rb->to_node);
 }
 
-/* @a * @b as the 128-bit number @hi * 2^64 + @lo. */
-static void rebalance_mul_u64(u64 a, u64 b, u64 *hi, u64 *lo)
-{
-	u64 a0 = lower_32_bits(a), a1 = upper_32_bits(a);
-	u64 b0 = lower_32_bits(b), b1 = upper_32_bits(b);
-	u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-	u64 mid = upper_32_bits(p00) + lower_32_bits(p01) + lower_32_bits(p10);
-
-	*lo = (mid << 32) | lower_32_bits(p00);
-	*hi = p11 + upper_32_bits(p01) + upper_32_bits(p10) + upper_32_bits(mid);
-}
-
 /*
  * Whether a * b > c * d, exactly.  The factors are page counts of one
  * range, so a product passes 2^64 once a node holds 2^32 pages (16 TiB
- * of base pages): compare the 128-bit products, made of 32-bit halves so
- * that every architecture computes the same.
+ * of base pages): compare the 128-bit products, the high halves from
+ * mul_u64_u64_shr() (a u128 multiply where the architecture has one),
+ * the low halves wrapping.
  */
 static bool rebalance_mul_gt(u64 a, u64 b, u64 c, u64 d)
 {
-	u64 ab_hi, ab_lo, cd_hi, cd_lo;
+	u64 ab_hi = mul_u64_u64_shr(a, b, 64);
+	u64 cd_hi = mul_u64_u64_shr(c, d, 64);
 
-	rebalance_mul_u64(a, b, &ab_hi, &ab_lo);
-	rebalance_mul_u64(c, d, &cd_hi, &cd_lo);
-	return ab_hi > cd_hi || (ab_hi == cd_hi && ab_lo > cd_lo);
+	return ab_hi > cd_hi || (ab_hi == cd_hi && a * b > c * d);
 }
 
 /**
@@ -1150,8 +1138,10 @@ unsigned long mpol_rebalance_finish(struct mpol_rebalance *rb)
 	failed = rb->needed - min(rb->moved, rb->needed);
 	count_vm_events(MPOL_REBALANCE_SCANNED, rb->scanned);
 	count_vm_events(MPOL_REBALANCE_FAILED, failed);
-	trace_mpol_rebalance(rb->scanned, rb->needed, rb->moved, failed,
-			     rb->busy);
+	if (rb->mm)
+		trace_mpol_rebalance(rb->pid, rb->mm, rb->start, rb->end,
+				     rb->scanned, rb->needed, rb->moved, failed,
+				     rb->busy);
 
 	mpol_rebalance_free(rb);
 	return failed;

@@ -12,6 +12,7 @@
 #include <linux/mm_types.h>
 #include <linux/nodemask.h>
 #include <linux/pgtable.h>
+#include <linux/sched.h>
 #include <linux/shmem_fs.h>
 #include <linux/types.h>
 
@@ -98,6 +99,11 @@ struct mpol_rebalance_class {
  *	@shared says (see rebalance_skip_vma())
  * @shared: the call changed shared policies (MPOL_REWEIGHT_SHARED); their
  *	objects' pages may move where the target opened them for writing
+ * @mm: the address space walked, NULL until mpol_rebalance_target():
+ *	a call refused before any walk is not traced
+ * @pid: the thread group of @mm, for the mpol_rebalance tracepoint
+ * @start: start of the range walked, for the tracepoint
+ * @end: end of the range walked, for the tracepoint
  *
  * The folios on @to_node are isolated from the LRU; they are migrated by
  * mpol_rebalance_migrate() once the caller has dropped mmap_lock, at the
@@ -130,7 +136,33 @@ struct mpol_rebalance {
 	bool lru_disabled;
 	bool reweight;
 	bool shared;
+	struct mm_struct *mm;
+	pid_t pid;
+	unsigned long start;
+	unsigned long end;
 };
+
+/**
+ * mpol_rebalance_target - record what a call walks, for its trace
+ * @rb: state from mpol_rebalance_init()
+ * @mm: the address space about to be walked
+ * @task: a thread of the process @mm belongs to
+ * @start: start of the range
+ * @end: end of the range
+ *
+ * Called right before the walk: mpol_rebalance_finish() traces only calls
+ * that got this far.
+ */
+static inline void mpol_rebalance_target(struct mpol_rebalance *rb,
+					 struct mm_struct *mm,
+					 struct task_struct *task,
+					 unsigned long start, unsigned long end)
+{
+	rb->mm = mm;
+	rb->pid = task_tgid_nr(task);
+	rb->start = start;
+	rb->end = end;
+}
 
 /**
  * mpol_vma_shared_policy - the shmem shared policies behind @vma

@@ -17,6 +17,7 @@
 #include <linux/mmap_lock.h>
 #include <linux/nodemask.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -151,10 +152,12 @@ void mpol_weights_share(struct mempolicy *new, struct mempolicy *old)
  * allocate (an allocation by the task itself would spin on that seqcount
  * in the page allocator's slow path).  The pool is filled beforehand, in
  * process context, by mpol_weights_pool_fill(): when a task policy gets
- * own weights, when one is copied for a new task, and by every
- * mpol_rebind_mm(), which cpuset_update_tasks_nodemask() calls after each
- * task's mpol_rebind_task().  mpol_weights_pool_lock is held only to link
- * or unlink one table.
+ * own weights, when one is copied for a new task, and before every
+ * task's mpol_rebind_task() (mpol_rebind_prepare(), called by the cpuset
+ * code for each task, leader or not, with an mm or not).  A task rebind
+ * takes at most one table, so the pool runs dry only when an allocation
+ * fails.  mpol_weights_pool_lock is held only to link or unlink one
+ * table.
  */
 #define MPOL_WEIGHTS_POOL	16
 static DEFINE_RAW_SPINLOCK(mpol_weights_pool_lock);
@@ -234,10 +237,9 @@ void mpol_weights_pool_fill(void)
  * fails) from the pool.  If there is none, @pol keeps @cur whole: its
  * weights stay on the nodes they were on while its nodemask moves, and
  * later rebinds remap them from there, until the policy gets weights
- * again.  That takes a task rebind with more tables needed than
- * MPOL_WEIGHTS_POOL before the next mpol_weights_pool_fill() (a cgroup
- * attach of a thread group with that many own-weight task policies), or
- * an allocation failure.  Readers never see a table half written.
+ * again.  That takes an allocation failure: a task rebind needs one
+ * table and mpol_rebind_prepare() filled the pool just before it.
+ * Readers never see a table half written.
  *
  * Context: the caller serialises writers of @pol (task_lock() for a task
  * policy, mmap_write_lock() for VMA policies; a copy not yet visible needs
@@ -530,23 +532,55 @@ void mpol_show_own_weights(struct seq_file *m, struct mempolicy *pol,
 	rcu_read_unlock();
 }
 
-/* Orders policies and reweights: see struct mpol_task_weights. */
+/*
+ * Orders weighted-interleave task policies and reweights: see struct
+ * mpol_task_weights.  One counter for the system rather than one per mm:
+ * a task policy outlives its mm (exec() keeps it, fork() copies it into a
+ * new one), so per-mm numbers would have to be carried over in exec() and
+ * fork().  It is touched only by set_mempolicy() of weighted interleave
+ * and by process_mpol_reweight(), never by mbind() or other modes.
+ */
 static atomic64_t mpol_weights_gen = ATOMIC64_INIT(0);
 
 /**
  * mpol_weights_next_gen - a number above any handed out before
  *
- * Return: the next number, for a new policy or a reweight.
+ * Return: the next number, for a new task policy or a reweight.
  */
 u64 mpol_weights_next_gen(void)
 {
 	return atomic64_inc_return(&mpol_weights_gen);
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_weights_next_gen);
 
 static size_t mpol_task_weights_size(void)
 {
 	return struct_size_t(struct mpol_task_weights, weight,
 			     2 * nr_node_ids);
+}
+
+/*
+ * Serialises the writers of every mm's mpol_task_weights (see struct
+ * mpol_task_weights) and guards mpol_task_weights_spare.  Taken with IRQs
+ * off, inside task_lock(), to swap one pointer, or to remap one table
+ * (nr_node_ids entries); nothing is allocated or freed under it.
+ */
+static DEFINE_RAW_SPINLOCK(mpol_task_weights_lock);
+/* The table the next mpol_task_weights_rebind() publishes, or NULL. */
+static struct mpol_task_weights *mpol_task_weights_spare;
+
+/*
+ * The nodes a task's task policy is relative to: the mems_allowed it had
+ * when the policy was made (cpuset_current_mems_allowed), which
+ * mpol_rebind_task() moves with it.
+ */
+static nodemask_t mpol_task_mems(struct task_struct *task)
+{
+#ifdef CONFIG_CPUSETS
+	return task->mems_allowed;
+#else
+	return node_states[N_MEMORY];
+#endif
 }
 
 /**
@@ -555,6 +589,14 @@ static size_t mpol_task_weights_size(void)
  * @pol: the task policy
  *
  * Whether the task policy follows the table, see mpol_task_weights_apply().
+ * A policy without static nodes follows it only if its nodemask is
+ * relative to the nodes the table is laid out for.  They differ while a
+ * cpuset change is under way, between the rebind of the table and that
+ * of a policy (cpuset_update_tasks_nodemask() rebinds one task after the
+ * other), for a thread in another cpuset than the one the table was last
+ * rebound to, and if no table could be allocated for a rebind: the
+ * policy then follows its own weights (or the global ones), never weights
+ * meant for other nodes.
  *
  * Context: rcu_read_lock() held; the table is valid until it is dropped.
  * Return: nr_node_ids weights, or NULL for the policy's own (or global).
@@ -567,8 +609,12 @@ const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol)
 		return NULL;
 	if (pol->flags & MPOL_F_STATIC_NODES)
 		return tw->weight + nr_node_ids;
+	if (IS_ENABLED(CONFIG_CPUSETS) &&
+	    !nodes_equal(tw->mems, pol->w.cpuset_mems_allowed))
+		return NULL;
 	return tw->weight;
 }
+EXPORT_SYMBOL_IF_KUNIT(mpol_task_weights_for);
 
 /**
  * mpol_task_weights_apply - does a reweight's table reach a task policy?
@@ -597,34 +643,28 @@ bool mpol_task_weights_apply(struct mempolicy *pol, u64 gen, u64 global_gen)
  * mpol_task_weights_global_gen - @global_gen of the table @mm holds
  * @mm: the process's mm
  *
- * Context: mmap_lock of @mm held.
+ * A cpuset rebind may replace the table meanwhile; it keeps @global_gen.
+ *
+ * Context: mmap_lock of @mm held, which keeps reweights out.
  * Return: the last reweight's @global_gen, 0 if none was made.
  */
 u64 mpol_task_weights_global_gen(struct mm_struct *mm)
 {
 	struct mpol_task_weights *tw;
+	u64 gen;
 
-	tw = rcu_dereference_protected(mm->mpol_task_weights,
-				       lockdep_is_held(&mm->mmap_lock));
-	return tw ? tw->global_gen : 0;
-}
-
-/* Publish @tw in @mm and free the table it replaces. */
-static void mpol_task_weights_replace(struct mm_struct *mm,
-				      struct mpol_task_weights *tw)
-{
-	struct mpol_task_weights *old;
-
-	old = rcu_replace_pointer(mm->mpol_task_weights, tw,
-				  lockdep_is_held(&mm->mmap_lock));
-	if (old)
-		kfree_rcu(old, rcu);
+	mmap_assert_locked(mm);
+	rcu_read_lock();
+	tw = rcu_dereference(mm->mpol_task_weights);
+	gen = tw ? tw->global_gen : 0;
+	rcu_read_unlock();
+	return gen;
 }
 
 /**
  * mpol_task_weights_alloc - room for a process's reweighted table
  *
- * Allocated before mmap_lock is taken, so that the publication under it
+ * Allocated before any lock is taken, so that the publication under them
  * cannot fail or wait for reclaim.
  *
  * Return: the table, to pass to mpol_task_weights_publish() or kfree(), or
@@ -632,63 +672,124 @@ static void mpol_task_weights_replace(struct mm_struct *mm,
  */
 struct mpol_task_weights *mpol_task_weights_alloc(void)
 {
-	return kmalloc(mpol_task_weights_size(), GFP_KERNEL);
+	return kzalloc(mpol_task_weights_size(), GFP_KERNEL);
 }
 
 /**
  * mpol_task_weights_publish - give a process's task policies new weights
  * @mm: the process's mm
+ * @task: a live thread of the process, using @mm
  * @tw: from mpol_task_weights_alloc(); @mm owns it from here
  * @weight: nr_node_ids weights
  * @gen: from mpol_weights_next_gen() when the call started: task policies
  *	made since keep their weights
  * @global_gen: @gen if the call takes the policies that follow the global
  *	weights, else the last table's (mpol_task_weights_global_gen())
- * @mems: the process's cpuset nodes now
  *
- * Context: mmap_write_lock(@mm) held.
+ * The table is laid out for @task's mems_allowed, read under task_lock(),
+ * which a cpuset change updates together with the rebind of @task's
+ * policy and of the table (mpol_rebind_task()): either the change comes
+ * after and rebinds this table, or it came before and this table is laid
+ * out for the new nodes already.
+ *
+ * Context: mmap_write_lock(@mm) held; takes task_lock(@task) and
+ * mpol_task_weights_lock for a pointer swap.
  */
-void mpol_task_weights_publish(struct mm_struct *mm,
+void mpol_task_weights_publish(struct mm_struct *mm, struct task_struct *task,
 			       struct mpol_task_weights *tw, const u8 *weight,
-			       u64 gen, u64 global_gen, const nodemask_t *mems)
+			       u64 gen, u64 global_gen)
 {
+	struct mpol_task_weights *old;
+	unsigned long flags;
+
 	mmap_assert_write_locked(mm);
 	tw->gen = gen;
 	tw->global_gen = global_gen;
-	tw->mems = *mems;
 	memcpy(tw->weight, weight, nr_node_ids);
 	memcpy(tw->weight + nr_node_ids, weight, nr_node_ids);
-	mpol_task_weights_replace(mm, tw);
+	task_lock(task);
+	raw_spin_lock_irqsave(&mpol_task_weights_lock, flags);
+	tw->mems = mpol_task_mems(task);
+	old = rcu_replace_pointer(mm->mpol_task_weights, tw,
+				  lockdep_is_held(&mpol_task_weights_lock));
+	raw_spin_unlock_irqrestore(&mpol_task_weights_lock, flags);
+	task_unlock(task);
+	if (old)
+		kfree_rcu(old, rcu);
 }
 
 /**
- * mpol_task_weights_rebind - remap a process's weights to new cpuset nodes
- * @mm: the process's mm
- * @new: the cpuset's nodes now
+ * mpol_task_weights_prepare - make sure the next task rebind finds a table
+ * @tsk: the task mpol_rebind_task() rebinds next
  *
- * The task policies' nodemasks are remapped (mpol_rebind_task()), the n-th
- * allowed node becoming the n-th new one; the weights they follow move
- * with them, in a new table, as own weights do.  Weights of nodes folded
- * onto one add up, capped at 255.  If the copy cannot be allocated the
- * weights stay where they are, as for a policy with static nodes.
+ * Allocates the spare table if there is none; a task rebind takes at most
+ * one.  Whether or not @tsk's process has a table now: a reweight may
+ * publish one before the rebind.  Kernel threads follow no such table.
+ * If the allocation fails, the rebind leaves the table as it is and the
+ * task policies stop following it (mpol_task_weights_for()).
  *
- * Context: mmap_write_lock(@mm) held.
+ * Context: process context, may sleep.
  */
-void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new)
+void mpol_task_weights_prepare(struct task_struct *tsk)
 {
-	struct mpol_task_weights *old, *tw;
-	int nid, to;
+	struct mpol_task_weights *tw;
+	unsigned long flags;
 
-	old = rcu_dereference_protected(mm->mpol_task_weights,
-					lockdep_is_held(&mm->mmap_lock));
-	if (!old || nodes_equal(old->mems, *new))
+	might_sleep();
+	if ((tsk->flags & PF_KTHREAD) || READ_ONCE(mpol_task_weights_spare))
 		return;
 	tw = kzalloc(mpol_task_weights_size(), GFP_KERNEL | __GFP_NOWARN);
 	if (!tw)
 		return;
+	raw_spin_lock_irqsave(&mpol_task_weights_lock, flags);
+	if (!mpol_task_weights_spare) {
+		WRITE_ONCE(mpol_task_weights_spare, tw);
+		tw = NULL;
+	}
+	raw_spin_unlock_irqrestore(&mpol_task_weights_lock, flags);
+	kfree(tw);
+}
+
+/**
+ * mpol_task_weights_rebind - remap a process's weights to new cpuset nodes
+ * @tsk: the task whose task policy mpol_rebind_task() rebinds
+ * @new: the nodes it rebinds it to, @tsk's mems_allowed from now on
+ *
+ * The task policies' nodemasks are remapped, the n-th allowed node
+ * becoming the n-th new one; the weights they follow move with them, in a
+ * new table, as own weights do.  Weights of nodes folded onto one add up,
+ * capped at 255.  Done with the first task of the process to be rebound,
+ * whichever it is (the thread group leader may be a zombie, with no mm);
+ * the others find the table laid out for @new already.  The table comes
+ * from the spare mpol_task_weights_prepare() allocated; without one the
+ * table stays as it is, and the task policies, whose nodemasks no longer
+ * match it, follow their own weights until the next reweight.
+ *
+ * Context: task_lock(@tsk) held (so @tsk->mm is stable), IRQs off,
+ * @tsk's mems_allowed_seq held for writing: allocates nothing.
+ */
+void mpol_task_weights_rebind(struct task_struct *tsk, const nodemask_t *new)
+{
+	struct mpol_task_weights *old, *tw = NULL;
+	struct mm_struct *mm = tsk->mm;
+	unsigned long flags;
+	int nid, to;
+
+	if (!mm || (tsk->flags & PF_KTHREAD))
+		return;
+	raw_spin_lock_irqsave(&mpol_task_weights_lock, flags);
+	old = rcu_dereference_protected(mm->mpol_task_weights,
+					lockdep_is_held(&mpol_task_weights_lock));
+	if (!old || nodes_equal(old->mems, *new))
+		goto unlock;
+	tw = mpol_task_weights_spare;
+	if (!tw)
+		goto unlock;
+	WRITE_ONCE(mpol_task_weights_spare, NULL);
 	tw->gen = old->gen;
 	tw->global_gen = old->global_gen;
 	tw->mems = *new;
+	memset(tw->weight, 0, nr_node_ids);
 	for_each_node_mask(nid, old->mems) {
 		to = node_remap(nid, old->mems, *new);
 		if (nid < nr_node_ids && to < nr_node_ids)
@@ -697,7 +798,11 @@ void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new)
 	}
 	memcpy(tw->weight + nr_node_ids, old->weight + nr_node_ids,
 	       nr_node_ids);
-	mpol_task_weights_replace(mm, tw);
+	rcu_assign_pointer(mm->mpol_task_weights, tw);
+unlock:
+	raw_spin_unlock_irqrestore(&mpol_task_weights_lock, flags);
+	if (tw)
+		kfree_rcu(old, rcu);
 }
 
 /**
@@ -707,7 +812,8 @@ void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new)
  *
  * The child's task policies are copies of the parent's, made before this
  * table, so they follow it as the parent's do; later reweights of either
- * process change only its own copy.
+ * process change only its own copy.  A cpuset rebind may replace the
+ * parent's table meanwhile: the copy is of one whole table.
  *
  * Context: mmap_write_lock(@oldmm) held.
  * Return: 0 or -ENOMEM.
@@ -716,13 +822,16 @@ int mpol_dup_task_weights(struct mm_struct *mm, struct mm_struct *oldmm)
 {
 	struct mpol_task_weights *old, *tw;
 
-	old = rcu_dereference_protected(oldmm->mpol_task_weights,
-					lockdep_is_held(&oldmm->mmap_lock));
-	if (!old)
+	if (!rcu_access_pointer(oldmm->mpol_task_weights))
 		return 0;
-	tw = kmemdup(old, mpol_task_weights_size(), GFP_KERNEL);
+	/* Reweights, which need the write lock, cannot drop the table. */
+	tw = kmalloc(mpol_task_weights_size(), GFP_KERNEL);
 	if (!tw)
 		return -ENOMEM;
+	rcu_read_lock();
+	old = rcu_dereference(oldmm->mpol_task_weights);
+	memcpy(tw, old, mpol_task_weights_size());
+	rcu_read_unlock();
 	RCU_INIT_POINTER(mm->mpol_task_weights, tw);
 	return 0;
 }

@@ -54,6 +54,7 @@ struct mpol_weights {
 /**
  * struct mpol_task_weights - weights the task policies of a process follow
  * @rcu: frees the table after a grace period once it is replaced
+ * @next: links the spare table mpol_task_weights_rebind() takes
  * @gen: task policies made before it (mempolicy->wi_gen below @gen) with
  *	weights of their own follow it; one made later keeps the weights it
  *	was made with
@@ -61,7 +62,9 @@ struct mpol_weights {
  *	task policies that follow the global weights follow the table too
  *	if made before it (that reweight gave them weights of their own),
  *	else they keep following the global weights
- * @mems: the cpuset's nodes @weight is laid out for
+ * @mems: the cpuset nodes @weight is laid out for: the mems_allowed of
+ *	the process's tasks when it was published, which their task
+ *	policies' nodemasks are relative to
  * @weight: 2 * nr_node_ids weights: first as remapped with the cpuset,
  *	for policies whose nodemask follows it, then as given, for policies
  *	with MPOL_F_STATIC_NODES
@@ -76,15 +79,22 @@ struct mpol_weights {
  * construction, with nothing to do in clone().  A policy made after the
  * call starts (a thread's own set_mempolicy(), say) keeps its weights.
  *
- * A table is never changed once published.  It is replaced under
- * mmap_write_lock() with rcu_replace_pointer() (a reweight, or a cpuset
- * change, which publishes a remapped copy) and freed with kfree_rcu();
- * fork() copies it into the child's mm under the parent's
- * mmap_write_lock(), so a reweight of one process never changes another.
- * Readers hold rcu_read_lock().
+ * A table is never changed once published.  It is replaced with
+ * rcu_replace_pointer() under mpol_task_weights_lock, which serialises
+ * the two writers: a reweight (mpol_task_weights_publish(), also under
+ * mmap_write_lock()), and a cpuset change, which publishes a remapped
+ * copy at the same point, with the same nodes, as it rebinds the task
+ * policies (mpol_task_weights_rebind()).  The old table is freed with
+ * kfree_rcu().  fork() copies it into the child's mm, so a reweight of
+ * one process never changes another.  Readers hold rcu_read_lock() and
+ * use the table only for a task policy whose nodemask is relative to
+ * @mems (mpol_task_weights_for()).
  */
 struct mpol_task_weights {
-	struct rcu_head rcu;
+	union {
+		struct rcu_head rcu;
+		struct mpol_task_weights *next;
+	};
 	u64 gen;
 	u64 global_gen;
 	nodemask_t mems;
@@ -233,21 +243,34 @@ static inline void mpol_weights_attach(struct mempolicy *pol,
 
 u64 mpol_weights_next_gen(void);
 
-/* A new policy starts on the global weights, newer than every reweight. */
+/*
+ * A new policy starts on the global weights.  Only a weighted-interleave
+ * task policy ever follows a reweight's table, so only such a policy
+ * takes a generation, mpol_weights_stamp(), when set_mempolicy() installs
+ * it: no other policy touches the counter.
+ */
 static inline void mpol_weights_init(struct mempolicy *pol)
 {
 	RCU_INIT_POINTER(pol->il_weights, NULL);
-	pol->wi_gen = mpol_weights_next_gen();
+	pol->wi_gen = 0;
+}
+
+/* A task policy about to be installed: newer than every reweight so far. */
+static inline void mpol_weights_stamp(struct mempolicy *pol)
+{
+	if (pol && pol->mode == MPOL_WEIGHTED_INTERLEAVE)
+		pol->wi_gen = mpol_weights_next_gen();
 }
 
 const u8 *mpol_task_weights_for(struct mm_struct *mm, struct mempolicy *pol);
 u64 mpol_task_weights_global_gen(struct mm_struct *mm);
 bool mpol_task_weights_apply(struct mempolicy *pol, u64 gen, u64 global_gen);
 struct mpol_task_weights *mpol_task_weights_alloc(void);
-void mpol_task_weights_publish(struct mm_struct *mm,
+void mpol_task_weights_publish(struct mm_struct *mm, struct task_struct *task,
 			       struct mpol_task_weights *tw, const u8 *weight,
-			       u64 gen, u64 global_gen, const nodemask_t *mems);
-void mpol_task_weights_rebind(struct mm_struct *mm, const nodemask_t *new);
+			       u64 gen, u64 global_gen);
+void mpol_task_weights_prepare(struct task_struct *tsk);
+void mpol_task_weights_rebind(struct task_struct *tsk, const nodemask_t *new);
 
 /* Called when the last reference to @pol is dropped. */
 static inline void mpol_weights_release(struct mempolicy *pol)
@@ -263,13 +286,15 @@ static inline const u8 *mpol_task_weights_for(struct mm_struct *mm,
 	return NULL;
 }
 
-static inline void mpol_task_weights_rebind(struct mm_struct *mm,
+static inline void mpol_task_weights_prepare(struct task_struct *tsk) {}
+static inline void mpol_task_weights_rebind(struct task_struct *tsk,
 					    const nodemask_t *new) {}
 
 static inline void mpol_weights_attach(struct mempolicy *pol,
 				       struct mpol_weights *w) {}
 static inline void mpol_weights_free(struct mpol_weights *w) {}
 static inline void mpol_weights_init(struct mempolicy *pol) {}
+static inline void mpol_weights_stamp(struct mempolicy *pol) {}
 static inline void mpol_weights_release(struct mempolicy *pol) {}
 static inline void mpol_weights_share(struct mempolicy *new,
 				      struct mempolicy *old) {}

@@ -14,7 +14,9 @@
  *    reports the weights in effect for the nodes of the nodemask and the
  *    weights as given for the others, so a rebind and its way back give
  *    the weights set;
- *  - a storm of rebinds never shows a reader a table half remapped.
+ *  - a storm of rebinds never shows a reader a table half remapped;
+ *  - the weights process_mpol_reweight() gave the task policies move
+ *    with them, also when the thread group leader is a zombie.
  * Each test joins its own cgroup and changes that cgroup's cpuset.mems,
  * which rebinds the policy before the write returns.
  */
@@ -22,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 
 #include "../kselftest_harness.h"
 #include "numa_util.h"
@@ -464,6 +467,164 @@ TEST_F_TIMEOUT(rebind, storm_never_shows_a_mixed_table, 300)
 	EXPECT_EQ(0, atomic_load(&st.bad_placement));
 	EXPECT_EQ(0, atomic_load(&st.errors));
 	munmap(st.vma, len);
+}
+
+/*
+ * The weights process_mpol_reweight() gave a process's task policies
+ * move with the policies when the cpuset's nodes change, whatever state
+ * its thread group leader is in.  Here the leader has exited (a zombie,
+ * with no mm) while a second thread runs, which then faults pages under
+ * its task policy: nodes 0,1 reweighted to 5,3 must place 5:3 on nodes
+ * 2,3 once the process is moved to a cpuset of nodes 2-3 (@by_attach) or
+ * its cpuset's nodes change to 2-3, and get_mempolicy2() must read 5,3
+ * there.  The policy's own weights (1,1) would place 1:1.
+ */
+#define CG_OTHER WI_CGROUP_ROOT "/mpol2-rebind-test-other"
+#define ZOMBIE_ROUNDS 100
+
+struct zombie_report {
+	long counts[4];
+	unsigned char w[4];
+	int err;
+};
+
+static int zombie_fd[3][2];	/* ready, go, report: child to parent */
+
+/* Is the thread group leader @pid a zombie? */
+static bool leader_is_zombie(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	bool z = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		p = strrchr(buf, ')');
+		z = p && p[1] == ' ' && p[2] == 'Z';
+	}
+	fclose(f);
+	return z;
+}
+
+static void *zombie_worker(void *arg)
+{
+	struct zombie_report r = { 0 };
+	size_t npages = ZOMBIE_ROUNDS * 8;
+	long counts[WI_MAX_NODES];
+	struct wi_policy got;
+	pid_t leader = getpid();
+	char c = 1;
+	char *buf;
+	int i;
+
+	for (i = 0; i < 100000 && !leader_is_zombie(leader); i++)
+		sched_yield();
+	if (!leader_is_zombie(leader))
+		r.err = 1;
+	if (write(zombie_fd[0][1], &c, 1) != 1 || read(zombie_fd[1][0], &c, 1) != 1)
+		_exit(2);
+	buf = wi_map_prefaulted(npages);
+	if (!buf) {
+		r.err = 2;
+	} else {
+		wi_touch_pages(buf, npages);
+		if (wi_count_pages_per_node(buf, npages, counts))
+			r.err = 3;
+		memcpy(r.counts, counts, sizeof(r.counts));
+	}
+	if (wi_read_policy(&got, NULL))
+		r.err = 4;
+	memcpy(r.w, got.w, sizeof(r.w));
+	if (write(zombie_fd[2][1], &r, sizeof(r)) != sizeof(r))
+		_exit(2);
+	exit(0);
+}
+
+static void zombie_child(void)
+{
+	static const unsigned char own[WI_MAXNODE] = { 1, 1 };
+	static const unsigned char w53[WI_MAXNODE] = { 5, 3 };
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))];
+	struct mpol_args args;
+	int two[2] = { 0, 1 };
+	pthread_t t;
+	int pidfd;
+
+	wi_args(&args, mask, two, 2, own);
+	if (sys_set_mempolicy2(&args, sizeof(args), 0))
+		_exit(10);
+	pidfd = sys_pidfd_open(getpid());
+	if (pidfd < 0 || sys_process_mpol_reweight(pidfd, w53, WI_MAXNODE, 0))
+		_exit(11);
+	close(pidfd);
+	/* The worker's task policy is a copy, made before the reweight. */
+	if (pthread_create(&t, NULL, zombie_worker, NULL))
+		_exit(12);
+	pthread_exit(NULL);
+}
+
+static void zombie_leader_rebind(struct __test_metadata *_metadata,
+				 bool by_attach)
+{
+	struct zombie_report r;
+	char c = 1, pid_text[32];
+	int i, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, wi_cg_write(CG, "cpuset.mems", "0-1"));
+	if (by_attach)
+		ASSERT_EQ(0, wi_cpuset_create(CG_OTHER, "2-3"));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pipe(zombie_fd[i]));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		zombie_child();
+	/* A child that dies early ends the reads below. */
+	close(zombie_fd[0][1]);
+	close(zombie_fd[1][0]);
+	close(zombie_fd[2][1]);
+
+	ASSERT_EQ(1, read(zombie_fd[0][0], &c, 1));
+	if (by_attach) {
+		snprintf(pid_text, sizeof(pid_text), "%d", pid);
+		EXPECT_EQ(0, wi_cg_write(CG_OTHER, "cgroup.procs", pid_text));
+	} else {
+		EXPECT_EQ(0, wi_cg_write(CG, "cpuset.mems", "2-3"));
+	}
+	ASSERT_EQ(1, write(zombie_fd[1][1], &c, 1));
+	ASSERT_EQ(sizeof(r), read(zombie_fd[2][0], &r, sizeof(r)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (by_attach)
+		EXPECT_EQ(0, rmdir(CG_OTHER));
+	close(zombie_fd[0][0]);
+	close(zombie_fd[1][1]);
+	close(zombie_fd[2][0]);
+
+	TH_LOG("pages: node0=%ld node1=%ld node2=%ld node3=%ld, weights %u,%u",
+	       r.counts[0], r.counts[1], r.counts[2], r.counts[3],
+	       r.w[2], r.w[3]);
+	ASSERT_EQ(0, r.err);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(0, r.counts[0]);
+	EXPECT_EQ(0, r.counts[1]);
+	EXPECT_EQ(5 * ZOMBIE_ROUNDS, r.counts[2]);
+	EXPECT_EQ(3 * ZOMBIE_ROUNDS, r.counts[3]);
+	EXPECT_EQ(5, r.w[2]);
+	EXPECT_EQ(3, r.w[3]);
+}
+
+TEST_F(rebind, zombie_leader_attach_moves_reweighted_weights)
+{
+	zombie_leader_rebind(_metadata, true);
+}
+
+TEST_F(rebind, zombie_leader_mems_change_moves_reweighted_weights)
+{
+	zombie_leader_rebind(_metadata, false);
 }
 
 int main(int argc, char **argv)

@@ -190,43 +190,110 @@ static int tracing_write(const char *name, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/*
- * The mpol_rebalance tracepoint reports each call: the same call as above
- * must show 4000 pages found, 1000 to move, 1000 moved, 0 failed and none
- * under migration.  Kernels built without event tracing skip.
- */
-TEST_F(rebalance, tracepoint_reports_the_call)
+/* tracefs is there, mounted if need be, with the mpol_rebalance event. */
+static bool tracing_ready(void)
 {
-	const char *want = "mpol_rebalance: scanned=4000 needed=1000 moved=1000 failed=0 busy=0";
+	if (access(TP_DIR, F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	return !access(TP_DIR, F_OK);
+}
+
+/* Trace only mpol_rebalance, from an empty buffer; 0 or -1. */
+static int tracing_start(void)
+{
+	if (tracing_write("tracing_on", "0") || tracing_write("trace", "") ||
+	    tracing_write("events/mempolicy/mpol_rebalance/enable", "1"))
+		return -1;
+	return tracing_write("tracing_on", "1");
+}
+
+static int tracing_stop(void)
+{
+	if (tracing_write("tracing_on", "0"))
+		return -1;
+	return tracing_write("events/mempolicy/mpol_rebalance/enable", "0");
+}
+
+/*
+ * The mpol_rebalance events in the buffer, each logged; with @want1 and
+ * @want2, one missing either counts as failed.
+ */
+static int tracing_events(struct __test_metadata *_metadata,
+			  const char *want1, const char *want2)
+{
 	char line[512];
 	int found = 0;
 	FILE *f;
 
-	if (access(TP_DIR, F_OK))
-		mount("tracefs", TRACING, "tracefs", 0, NULL);
-	if (access(TP_DIR, F_OK))
-		SKIP(return, "No %s (a kernel without CONFIG_EVENT_TRACING)", TP_DIR);
-	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
-	ASSERT_EQ(0, tracing_write("tracing_on", "0"));
-	ASSERT_EQ(0, tracing_write("trace", ""));
-	ASSERT_EQ(0, tracing_write("events/mempolicy/mpol_rebalance/enable", "1"));
-	ASSERT_EQ(0, tracing_write("tracing_on", "1"));
-	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
-	ASSERT_EQ(0, tracing_write("tracing_on", "0"));
-	ASSERT_EQ(0, tracing_write("events/mempolicy/mpol_rebalance/enable", "0"));
-	EXPECT_COUNTS(2000, 1000, 500, 500);
-
 	f = fopen(TRACING "/trace", "r");
-	ASSERT_NE(NULL, f);
+	if (!f)
+		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		if (!strstr(line, "mpol_rebalance:"))
 			continue;
 		found++;
 		TH_LOG("%s", line);
-		EXPECT_NE(NULL, strstr(line, want));
+		EXPECT_NE(NULL, strstr(line, want1));
+		EXPECT_NE(NULL, strstr(line, want2));
 	}
 	fclose(f);
-	EXPECT_EQ(1, found);
+	return found;
+}
+
+/*
+ * The mpol_rebalance tracepoint reports each call: the same call as above
+ * must name the process and the range it walked (the whole address space,
+ * for a reweight) and show 4000 pages found, 1000 to move, 1000 moved, 0
+ * failed and none under migration.  Kernels built without event tracing
+ * skip.
+ */
+TEST_F(rebalance, tracepoint_reports_the_call)
+{
+	const char *want = "scanned=4000 needed=1000 moved=1000 failed=0 busy=0";
+	char who[64];
+
+	if (!tracing_ready())
+		SKIP(return, "No %s (a kernel without CONFIG_EVENT_TRACING)", TP_DIR);
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	ASSERT_EQ(0, tracing_start());
+	ASSERT_EQ(0, reweight_self(self, 4, 2, 1, 1, MPOL_REWEIGHT_REBALANCE));
+	ASSERT_EQ(0, tracing_stop());
+	EXPECT_COUNTS(2000, 1000, 500, 500);
+	snprintf(who, sizeof(who), "pid=%d mm=", getpid());
+	EXPECT_EQ(1, tracing_events(_metadata, who, want));
+	EXPECT_EQ(1, tracing_events(_metadata, "range=0x0-0x", want));
+}
+
+/*
+ * A call refused before any walk is not traced: a reweight that a VMA
+ * policy on nodes 2,3 cannot take (weights 0 there) fails with EINVAL
+ * and moves nothing.  mbind2() of the range with rebalance is traced,
+ * with the range it walked.
+ */
+TEST_F(rebalance, tracepoint_silent_without_a_walk)
+{
+	static const unsigned char w11[2] = { 1, 1 };
+	int two[2] = { 2, 3 };
+	char range[64], who[32];
+
+	if (!tracing_ready())
+		SKIP(return, "No %s (a kernel without CONFIG_EVENT_TRACING)", TP_DIR);
+	ASSERT_EQ(0, map_with_vma_policy(self, 0, 1, 1, 1, 1));
+	ASSERT_EQ(0, tracing_start());
+	ASSERT_EQ(0, wi_mbind2_nodes(self->p, self->len, two, 2, w11, 0));
+	EXPECT_EQ(-1, reweight_self(self, 1, 1, 0, 0, MPOL_REWEIGHT_REBALANCE));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, tracing_stop());
+	EXPECT_EQ(0, tracing_events(_metadata, "", ""));
+
+	ASSERT_EQ(0, tracing_start());
+	ASSERT_EQ(0, wi_mbind2_nodes(self->p, self->len, two, 2, w11,
+				     WI_REBALANCE));
+	ASSERT_EQ(0, tracing_stop());
+	snprintf(range, sizeof(range), "range=%#lx-%#lx ",
+		 (unsigned long)self->p, (unsigned long)self->p + self->len);
+	snprintf(who, sizeof(who), "pid=%d ", getpid());
+	EXPECT_EQ(1, tracing_events(_metadata, who, range));
 }
 
 /*

@@ -3,7 +3,8 @@
  * Every refusal of process_mpol_reweight() and the errno it gives:
  * bad flags and weights (EINVAL, EFAULT), bad pidfds (EBADF), exited
  * targets (ESRCH), kernel threads, weights only on nodes outside the
- * target's cpuset and policies with relative nodes (EINVAL), and the
+ * target's cpuset, policies with relative nodes and task policies of
+ * processes sharing the target's mm that cannot take them (EINVAL), and the
  * permission rules (EPERM):
  * ptrace-attach access to the target, taken with its mm, and CAP_SYS_NICE
  * for any process but the caller's own.
@@ -21,6 +22,9 @@
  *   root, no CAP_SYS_NICE  -> itself, MPOL_MF_MOVE_ALL       : EPERM
  */
 #define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -576,6 +580,72 @@ TEST(relative_nodes_policy_left_alone)
 	EXPECT_EQ(0, memcmp(before.w, after.w, sizeof(before.w)));
 	close(pidfd);
 	sys_set_mempolicy(MPOL_DEFAULT, NULL, 0);
+}
+
+/*
+ * A process that shares the target's mm without being one of its threads
+ * (clone() with CLONE_VM but not CLONE_THREAD, as vfork() and
+ * posix_spawn() make) follows the same task weights: its task policy is
+ * checked like a thread's.  Its policy is on the second node only, so
+ * weights only on the first leave it none: EINVAL, and nothing changes.
+ */
+struct clone_vm_child {
+	atomic_int ready;	/* 1: policy set, -1: set_mempolicy2() failed */
+	atomic_int done;
+	int node;
+};
+
+static int clone_vm_child_fn(void *arg)
+{
+	struct clone_vm_child *c = arg;
+	unsigned long mask[WI_MAX_NODES / (8 * sizeof(long))] = { };
+	unsigned char w[WI_MAXNODE] = { };
+	struct mpol_args args;
+
+	w[c->node] = 1;
+	wi_args(&args, mask, &c->node, 1, w);
+	atomic_store(&c->ready,
+		     sys_set_mempolicy2(&args, sizeof(args), 0) ? -1 : 1);
+	while (!atomic_load(&c->done))
+		sched_yield();
+	return 0;
+}
+
+TEST(clone_vm_process_policy_is_checked)
+{
+	struct clone_vm_child c = { };
+	size_t stack_size = 256 * 1024;
+	unsigned char w[WI_MAXNODE] = { };
+	int nodes[WI_MAX_NODES], n, pidfd, status, err;
+	char *stack;
+	pid_t pid;
+
+	n = wi_memory_nodes(nodes, WI_MAX_NODES);
+	if (n < 2)
+		SKIP(return, "Not enough NUMA nodes available");
+	c.node = nodes[1];
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	ASSERT_NE(MAP_FAILED, stack);
+	pid = clone(clone_vm_child_fn, stack + stack_size, CLONE_VM | SIGCHLD, &c);
+	ASSERT_LT(0, pid);
+	while (!atomic_load(&c.ready))
+		sched_yield();
+
+	pidfd = sys_pidfd_open(getpid());
+	w[nodes[0]] = 1;
+	err = pidfd < 0 ? -1 : reweight_errno_w(pidfd, w, 0);
+	atomic_store(&c.done, 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	munmap(stack, stack_size);
+	ASSERT_EQ(1, atomic_load(&c.ready));
+	ASSERT_LE(0, pidfd);
+	EXPECT_EQ(EINVAL, err);
+
+	/* With a weight on the second node too, both can take it. */
+	w[nodes[1]] = 1;
+	EXPECT_EQ(0, reweight_errno_w(pidfd, w, 0));
+	close(pidfd);
 }
 
 int main(int argc, char **argv)

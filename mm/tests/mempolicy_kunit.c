@@ -180,6 +180,32 @@ static void mpol_test_bulk_all_zero(struct kunit *test)
 	mpol_test_paths(test, pattern, true, true);
 }
 
+/*
+ * Only a weighted-interleave task policy takes a generation (to order it
+ * against reweights), when set_mempolicy() installs it: other policies
+ * leave the system-wide counter alone.  Runs before user space, at boot,
+ * so nothing else takes a generation meanwhile.
+ */
+static void mpol_test_weights_next_gen(struct kunit *test)
+{
+	nodemask_t nodes = NODE_MASK_NONE;
+	u64 g0, g1, g2;
+
+	node_set(first_memory_node, nodes);
+	g0 = mpol_weights_next_gen();
+	KUNIT_ASSERT_EQ(test, do_set_mempolicy(MPOL_BIND, 0, &nodes, NULL), 0);
+	KUNIT_ASSERT_EQ(test, do_set_mempolicy(MPOL_INTERLEAVE, 0, &nodes,
+					       NULL), 0);
+	g1 = mpol_weights_next_gen();
+	KUNIT_EXPECT_EQ(test, g1, g0 + 1);
+	KUNIT_ASSERT_EQ(test, do_set_mempolicy(MPOL_WEIGHTED_INTERLEAVE, 0,
+					       &nodes, NULL), 0);
+	KUNIT_EXPECT_EQ(test, current->mempolicy->wi_gen, g1 + 1);
+	g2 = mpol_weights_next_gen();
+	KUNIT_EXPECT_EQ(test, g2, g1 + 2);
+	do_set_mempolicy(MPOL_DEFAULT, 0, NULL, NULL);
+}
+
 static struct kunit_case mpol_alloc_test_cases[] = {
 	KUNIT_CASE(mpol_test_task_countdown_own_weights),
 	KUNIT_CASE(mpol_test_task_countdown_zero_weight),
@@ -187,6 +213,7 @@ static struct kunit_case mpol_alloc_test_cases[] = {
 	KUNIT_CASE(mpol_test_bulk_zero_weight),
 	KUNIT_CASE(mpol_test_task_countdown_all_zero),
 	KUNIT_CASE(mpol_test_bulk_all_zero),
+	KUNIT_CASE(mpol_test_weights_next_gen),
 	{},
 };
 

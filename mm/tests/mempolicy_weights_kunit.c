@@ -5,6 +5,7 @@
  * interleave index.
  */
 #include <kunit/test.h>
+#include <linux/mm_types.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/string.h>
@@ -188,6 +189,67 @@ static void mpol_test_weights_check(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mpol_weights_check(w, &nodes), 0);
 }
 
+/*
+ * A reweighted process's table laid out for the cpuset nodes 0,1: a task
+ * policy relative to the same nodes follows it, one already rebound to
+ * other nodes (a cpuset change under way, or a rebind that found no
+ * spare table) follows its own weights instead, never weights meant for
+ * other nodes; one with static nodes follows the weights as given.
+ */
+static void mpol_test_task_weights_for(struct kunit *test)
+{
+	struct mpol_task_weights *tw;
+	struct mempolicy *pol;
+	struct mm_struct *mm;
+	const u8 *got;
+
+	if (!IS_ENABLED(CONFIG_CPUSETS) || nr_node_ids < 4)
+		kunit_skip(test, "needs CONFIG_CPUSETS and 4 possible nodes");
+	mm = kunit_kzalloc(test, sizeof(*mm), GFP_KERNEL);
+	pol = kunit_kzalloc(test, sizeof(*pol), GFP_KERNEL);
+	tw = kunit_kzalloc(test, struct_size(tw, weight, 2 * nr_node_ids),
+			   GFP_KERNEL);
+	if (!mm || !pol || !tw)
+		kunit_skip(test, "cannot allocate");
+	tw->gen = 10;
+	tw->global_gen = 10;	/* takes policies on the global weights */
+	tw->weight[0] = 5;
+	tw->weight[1] = 3;
+	tw->weight[nr_node_ids + 0] = 7;
+	node_set(0, tw->mems);
+	node_set(1, tw->mems);
+	RCU_INIT_POINTER(mm->mpol_task_weights, tw);
+
+	pol->mode = MPOL_WEIGHTED_INTERLEAVE;
+	pol->wi_gen = 1;
+	node_set(0, pol->nodes);
+	node_set(1, pol->nodes);
+	pol->w.cpuset_mems_allowed = tw->mems;
+	rcu_read_lock();
+	got = mpol_task_weights_for(mm, pol);
+	KUNIT_EXPECT_PTR_EQ(test, got, (const u8 *)tw->weight);
+
+	/* Rebound to nodes 2,3 before the table: not the table's nodes. */
+	nodes_clear(pol->nodes);
+	node_set(2, pol->nodes);
+	node_set(3, pol->nodes);
+	pol->w.cpuset_mems_allowed = pol->nodes;
+	KUNIT_EXPECT_NULL(test, mpol_task_weights_for(mm, pol));
+
+	/* Static nodes: the weights as given, whatever the cpuset. */
+	pol->flags = MPOL_F_STATIC_NODES;
+	pol->w.user_nodemask = pol->nodes;
+	got = mpol_task_weights_for(mm, pol);
+	KUNIT_EXPECT_PTR_EQ(test, got, (const u8 *)tw->weight + nr_node_ids);
+
+	/* Made after the reweight: its own weights. */
+	pol->flags = 0;
+	pol->w.cpuset_mems_allowed = tw->mems;
+	pol->wi_gen = 11;
+	KUNIT_EXPECT_NULL(test, mpol_task_weights_for(mm, pol));
+	rcu_read_unlock();
+}
+
 static struct kunit_case mpol_weights_test_cases[] = {
 	KUNIT_CASE(mpol_test_nid_for_index_exact_share),
 	KUNIT_CASE(mpol_test_nid_for_index_order),
@@ -197,6 +259,7 @@ static struct kunit_case mpol_weights_test_cases[] = {
 	KUNIT_CASE(mpol_test_nid_for_index_wraps),
 	KUNIT_CASE(mpol_test_nid_for_index_sparse_mask),
 	KUNIT_CASE(mpol_test_weights_check),
+	KUNIT_CASE(mpol_test_task_weights_for),
 	{},
 };
 
