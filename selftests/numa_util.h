@@ -149,6 +149,24 @@ static inline void wi_lr_targets(long total, const long *cur,
 	}
 }
 
+/* MemFree of @node in KiB, or -1. */
+static inline long wi_node_free_kb(int node)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %*d MemFree: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /* A /proc/vmstat counter, or -1 if it is not there. */
 static inline long wi_vmstat(const char *name)
 {

@@ -28,24 +28,6 @@
 /* What the filler leaves above the full node's low watermark. */
 #define LEAVE_ABOVE_LOW_KB (4 * 1024)
 
-/* MemFree of @node in KiB, or -1. */
-static long node_free_kb(int node)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Node %*d MemFree: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /*
  * The sum of the low watermarks of @node's zones in KiB, from
  * /proc/zoneinfo, or -1.  With THP the kernel raises min_free_kbytes, so
@@ -145,7 +127,7 @@ static long bad_pages(char *p, size_t npages)
 static char *fill_node(struct __test_metadata *_metadata, int node, size_t *len)
 {
 	unsigned long bind[WI_MAX_NODES / (8 * sizeof(long))] = { 0 };
-	long free_kb = node_free_kb(node), low_kb = node_low_kb(node);
+	long free_kb = wi_node_free_kb(node), low_kb = node_low_kb(node);
 	char *filler;
 
 	if (low_kb <= 0 || free_kb <= low_kb + LEAVE_ABOVE_LOW_KB)
@@ -181,7 +163,7 @@ static int roomiest_two(int *two)
 	int i;
 
 	for (i = 0; i < n; i++) {
-		kb = node_free_kb(nodes[i]);
+		kb = wi_node_free_kb(nodes[i]);
 		if (kb > best[0]) {
 			best[1] = best[0];
 			two[1] = two[0];
@@ -227,7 +209,7 @@ TEST_F_TIMEOUT(big, full_destination_counts_its_shortfall_quietly, 300)
 	if (roomiest_two(two))
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
 	TH_LOG("nodes %d and %d: %ld and %ld kB free", two[0], two[1],
-	       node_free_kb(two[0]), node_free_kb(two[1]));
+	       wi_node_free_kb(two[0]), wi_node_free_kb(two[1]));
 
 	/* 1,1: 32768 pages on each node. */
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

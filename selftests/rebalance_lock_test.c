@@ -260,11 +260,13 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
 /*
  * A rebalance with nothing to move still walks its whole range, to count
  * it.  Over 16384 page tables, each mapping one page (32 GiB of address
- * space, 64 MiB resident), that is 512 steps of the walk, and the walk
+ * space, 64 MiB resident, on the node with the most free memory, so that
+ * every page is where its policy puts it), that is 512 steps of the walk,
+ * and the walk
  * lets mmap_lock go between them, and as soon as a writer waits: another
  * thread that maps and unmaps in a loop waits for the lock a small part
  * of the call at most.  A walk under one hold keeps it waiting from the
- * moment it asks until the walk ends (95% and 99% of the call, on
+ * moment it asks until the walk ends (83% to 99% of the call, on
  * kernels with the walk under one hold); the check allows a quarter.
  */
 TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
@@ -277,20 +279,25 @@ TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 	struct wi_rebalance_stat s0, s1;
 	struct racer r = { 0 };
 	struct mpol_args args;
-	int nodes[WI_MAX_NODES];
+	int nodes[WI_MAX_NODES], node, nr;
 	double t0, took;
 	long during, ret;
 	char *p;
 	int i;
 
-	ASSERT_LE(1, wi_memory_nodes(nodes, WI_MAX_NODES));
+	nr = wi_memory_nodes(nodes, WI_MAX_NODES);
+	ASSERT_LE(1, nr);
+	node = nodes[0];
+	for (i = 1; i < nr; i++)
+		if (wi_node_free_kb(nodes[i]) > wi_node_free_kb(node))
+			node = nodes[i];
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE));
 	/* One node, weight 1: every page is where its policy wants it. */
-	w[nodes[0]] = 1;
-	wi_args(&args, mask, nodes, 1, w);
+	w[node] = 1;
+	wi_args(&args, mask, &node, 1, w);
 	ASSERT_EQ(0, sys_mbind2(p, len, &args, sizeof(args), 0));
 	for (i = 0; i < WALK_TABLES; i++)
 		p[i * table] = 1;
@@ -319,9 +326,13 @@ TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 	EXPECT_EQ(0, wi_rebalance_delta(&s0, &s1).moved);
 	/*
 	 * No pair waited for a quarter of the call: a walk under one hold
-	 * keeps one waiting nearly all of it.
+	 * keeps one waiting nearly all of it.  And the thread did ask for
+	 * the lock all through the call, 32 times at least: a virtual CPU
+	 * can go unscheduled by its host for a whole walk, and then nothing
+	 * waited.
 	 */
 	EXPECT_GT(took / 4, r.longest);
+	EXPECT_LE(32, during);
 	munmap(p, len);
 }
 
