@@ -56,6 +56,7 @@
 
 #include "internal.h"
 #include "mempolicy_rebalance.h"
+#include "mempolicy_weights.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/mempolicy.h>

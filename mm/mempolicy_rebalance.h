@@ -7,13 +7,11 @@
 #ifndef _MM_MEMPOLICY_REBALANCE_H
 #define _MM_MEMPOLICY_REBALANCE_H
 
-#include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/nodemask.h>
 #include <linux/pgtable.h>
 #include <linux/sched.h>
-#include <linux/shmem_fs.h>
 #include <linux/types.h>
 
 /*
@@ -162,25 +160,6 @@ static inline void mpol_rebalance_target(struct mpol_rebalance *rb,
 	rb->pid = task_tgid_nr(task);
 	rb->start = start;
 	rb->end = end;
-}
-
-/**
- * mpol_vma_shared_policy - the shmem shared policies behind @vma
- * @vma: the VMA
- *
- * shmem files and shared anonymous memory (vma_is_shmem()), and SysV
- * shared memory, whose VMAs carry shm's vm_ops over the same shmem inode.
- *
- * Return: the inode's shared policy tree, or NULL if @vma is not shmem.
- */
-static inline struct shared_policy *
-mpol_vma_shared_policy(struct vm_area_struct *vma)
-{
-	struct file *file = vma->vm_file;
-
-	if (!file || !shmem_mapping(file->f_mapping))
-		return NULL;
-	return &SHMEM_I(file_inode(file))->policy;
 }
 
 #ifdef CONFIG_NUMA_POLICY_REBALANCE

@@ -6,10 +6,13 @@
 #ifndef _MM_MEMPOLICY_WEIGHTS_H
 #define _MM_MEMPOLICY_WEIGHTS_H
 
+#include <linux/fs.h>
 #include <linux/mempolicy.h>
+#include <linux/mm_types.h>
 #include <linux/nodemask.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/shmem_fs.h>
 #include <linux/types.h>
 
 struct mpol_args;
@@ -314,5 +317,24 @@ static inline bool mpol_weights_equal(struct mempolicy *a, struct mempolicy *b)
 	return true;
 }
 #endif /* CONFIG_NUMA_POLICY_WEIGHTS */
+
+/**
+ * mpol_vma_shared_policy - the shmem shared policies behind @vma
+ * @vma: the VMA
+ *
+ * shmem files and shared anonymous memory (vma_is_shmem()), and SysV
+ * shared memory, whose VMAs carry shm's vm_ops over the same shmem inode.
+ *
+ * Return: the inode's shared policy tree, or NULL if @vma is not shmem.
+ */
+static inline struct shared_policy *
+mpol_vma_shared_policy(struct vm_area_struct *vma)
+{
+	struct file *file = vma->vm_file;
+
+	if (!file || !shmem_mapping(file->f_mapping))
+		return NULL;
+	return &SHMEM_I(file_inode(file))->policy;
+}
 
 #endif /* _MM_MEMPOLICY_WEIGHTS_H */

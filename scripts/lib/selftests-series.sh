@@ -27,11 +27,14 @@ selftests_in_tree() {
 		sed 's|.*/||' | grep -vxF -f <(printf '%s\n' "${SELFTESTS_TREE_ONLY[@]}") | sort
 }
 
-# selftests_patch: the series' patch that adds the tests (for messages).
+# selftests_patch: the series' patches that add or change the tests, one
+# for each part that has tests (for messages).
 selftests_patch() {
-	local p
-	p=$(grep -l "^+++ b/$SELFTESTS_TREE_DIR/.*_test\.c$" "$PATCHES"/[0-9]*.patch 2>/dev/null | head -1)
-	echo "patches/$BASE/${p:+${p##*/}}"
+	local p out=()
+	for p in $(grep -l "^+++ b/$SELFTESTS_TREE_DIR/" "$PATCHES"/[0-9]*.patch 2>/dev/null); do
+		out+=("${p##*/}")
+	done
+	echo "patches/$BASE/{$(IFS=,; echo "${out[*]}")}"
 }
 
 # selftests_compare REV: 0 when the tree at REV carries exactly the
@@ -81,11 +84,11 @@ selftests_check() {
 	if ! selftests_compare "$1" >&2; then
 		die "the series' selftests differ from selftests/ (above); selftests/ is their one source:
 edit selftests/ and copy the files to $TREE/$SELFTESTS_TREE_DIR, or edit them in build/linux
-(6.12); commit them into $(selftests_patch) (git commit --fixup, then git rebase -i
+(6.12); commit them into the patch of $(selftests_patch) that added what changed (git commit --fixup, then git rebase -i
 --autosquash bwap-base) and run scripts/export-series --base $BASE"
 	fi
 	n=$(selftests_in_repo | wc -l)
-	log "check-series: $(selftests_patch) carries the $n files of selftests/ the series takes, each equal"
+	log "check-series: $(selftests_patch) carry the $n files of selftests/ the series takes, each equal at the series' end"
 }
 
 # selftests_export REV: export-series on a base without named differences
