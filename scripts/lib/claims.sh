@@ -11,6 +11,10 @@
 #   `untouched:PATH`   the series does not change PATH
 #   `kunit-cases:N`    the series' KUnit suites (mm/tests/mempolicy*) have
 #                      N cases in all
+#   `part-code:P:PATH:TEXT`  as code:, in the tree at the end of part P
+#                      (patches/BASE/parts): what a part's letter says of
+#                      that part alone
+#   `part-kunit-cases:P:N`   as kunit-cases:, at the end of part P
 #   `repo:PATH[:TEXT]` a file of this repository (a script that runs the
 #                      check the sentence states), with TEXT in it
 #   `link:URL`         a published source the sentence cites
@@ -19,8 +23,23 @@
 
 # claims_check TABLE KTREE END: dies on the first row not shown; prints
 # how many rows and pieces of evidence were checked.
+# claims_part_end KTREE END P: the last commit of part P of the series
+# ending at END (the one before the first patch of part P+1).
+claims_part_end() {
+	local ktree=$1 end=$2 p=$3 next c
+	next=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$(dirname "$table")/parts" | sed -n "$((p + 1))p")
+	[ -n "$next" ] || { echo "$end"; return; }
+	for c in $(git -C "$ktree" rev-list --reverse "bwap-base..$end"); do
+		if [ "$(git -C "$ktree" log -1 --format=%s "$c")" = "$next" ]; then
+			echo "$c~1"
+			return
+		fi
+	done
+	die "$where: no patch of the series has the subject '$next' (parts)"
+}
+
 claims_check() {
-	local table=$1 ktree=$2 end=$3 line ev kind rest path text n=0 e=0 where
+	local table=$1 ktree=$2 end=$3 line ev kind rest path text n=0 e=0 where rev
 	where=${table#"$BWAP_ROOT"/}
 	[ -f "$table" ] || die "no $where: every cover letter needs its claims table"
 	while IFS= read -r line; do
@@ -59,11 +78,24 @@ claims_check() {
 				[ -z "$(git -C "$ktree" diff --name-only bwap-base "$end" -- "$rest")" ] ||
 					die "$where row $n: the series changes $rest"
 				;;
-			kunit-cases)
+			kunit-cases|part-kunit-cases)
 				local got
-				got=$(git -C "$ktree" grep -h 'KUNIT_CASE' "$end" -- 'mm/tests/mempolicy*_kunit.c' | grep -c 'KUNIT_CASE[A-Z_]*(')
+				rev=$end
+				if [ "$kind" = part-kunit-cases ]; then
+					rev=$(claims_part_end "$ktree" "$end" "${rest%%:*}")
+					rest=${rest#*:}
+				fi
+				got=$( { git -C "$ktree" grep -h 'KUNIT_CASE' "$rev" -- 'mm/tests/mempolicy*_kunit.c' || true; } |
+					grep -c 'KUNIT_CASE[A-Z_]*(' || true)
 				[ "$got" = "$rest" ] ||
-					die "$where row $n: the KUnit suites have $got cases, not $rest"
+					die "$where row $n: the KUnit suites have $got cases, not $rest ($kind)"
+				;;
+			part-code)
+				rev=$(claims_part_end "$ktree" "$end" "${rest%%:*}")
+				rest=${rest#*:}
+				path=${rest%%:*} text=${rest#*:}
+				git -C "$ktree" show "$rev:$path" 2>/dev/null | grep -F -- "$text" >/dev/null ||
+					die "$where row $n: $path at the end of its part has no '$text'"
 				;;
 			repo)
 				path=${rest%%:*} text=
