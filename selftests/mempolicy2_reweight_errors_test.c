@@ -19,7 +19,7 @@
  *   root                   -> set-user-ID root program       : 0
  *   root, no CAP_SYS_NICE  -> uid 1000                       : EPERM
  *   root                   -> uid 1000                       : 0
- *   root, no CAP_SYS_NICE  -> itself, MPOL_MF_MOVE_ALL       : EPERM
+ *   root, no CAP_SYS_NICE  -> itself, MPOL_REWEIGHT_MOVE_ALL : EPERM
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -530,7 +530,7 @@ TEST(setuid_target_eperm)
 	unlink(SUID_COPY);
 }
 
-/* MPOL_MF_MOVE_ALL needs CAP_SYS_NICE even on oneself. */
+/* MPOL_REWEIGHT_MOVE_ALL needs CAP_SYS_NICE even on oneself. */
 TEST(move_all_needs_cap_sys_nice)
 {
 	int pidfd = sys_pidfd_open(getpid());
