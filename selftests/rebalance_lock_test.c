@@ -134,6 +134,71 @@ static void *racer_run(void *arg)
 }
 
 /*
+ * Run @call(@arg) with a racer (@r, zeroed) mapping and unmapping beside
+ * it: the racer is in its loop before the call starts, the rebalance
+ * counters are read into @s0 before the call and into @s1 once the racer
+ * has stopped after it.  *@took is how long the call took, *@during how
+ * many pairs the racer made meanwhile.  Returns what @call returned, with
+ * its errno.
+ */
+static long race_call(struct __test_metadata *_metadata, struct racer *r,
+		      long (*call)(void *arg), void *arg,
+		      struct wi_rebalance_stat *s0, struct wi_rebalance_stat *s1,
+		      double *took, long *during)
+{
+	double t0;
+	long ret;
+	int err;
+
+	ASSERT_EQ(0, pthread_create(&r->thread, NULL, racer_run, r));
+	/* The racer is in its loop before the call starts. */
+	while (atomic_load(&r->done) < 2)
+		;
+	wi_rebalance_stat_read(s0);
+	*during = atomic_load(&r->done);
+	t0 = now_s();
+	atomic_store(&r->call_start_ns, (long long)(t0 * 1e9));
+	ret = call(arg);
+	err = errno;
+	*took = now_s() - t0;
+	atomic_store(&r->call_end_ns, (long long)((t0 + *took) * 1e9));
+	*during = atomic_load(&r->done) - *during;
+	atomic_store(&r->stop, 1);
+	ASSERT_EQ(0, pthread_join(r->thread, NULL));
+	wi_rebalance_stat_read(s1);
+	errno = err;
+	return ret;
+}
+
+/* process_mpol_reweight(MPOL_REWEIGHT_REBALANCE) of @pidfd to @w. */
+struct reweight_call {
+	int pidfd;
+	const unsigned char *w;
+};
+
+static long reweight_rebalance(void *arg)
+{
+	struct reweight_call *c = arg;
+
+	return sys_process_mpol_reweight(c->pidfd, c->w, WI_MAXNODE,
+					 MPOL_REWEIGHT_REBALANCE);
+}
+
+/* mbind2() of [@p, @p + @len) to @args, with rebalance. */
+struct mbind2_call {
+	char *p;
+	size_t len;
+	const struct mpol_args *args;
+};
+
+static long mbind2_rebalance(void *arg)
+{
+	struct mbind2_call *c = arg;
+
+	return wi_mbind2(c->p, c->len, c->args, WI_REBALANCE);
+}
+
+/*
  * Each test moves or fills hundreds of MiB, which takes a while on a
  * small or shared machine: more than the harness's default 30 s.
  */
@@ -145,31 +210,21 @@ TEST_F_TIMEOUT(big, isolates_and_migrates_a_batch_at_a_time, 300)
 {
 	long counts[WI_MAX_NODES], during, ret;
 	struct wi_rebalance_stat s0, s1;
+	struct reweight_call call;
 	struct racer r = { 0 };
-	double t0, took;
 	struct target t;
 	int pidfd, i;
+	double took;
 
 	if (target_setup(_metadata, &t))
 		SKIP(return, "Not enough NUMA nodes available (need 2)");
 	pidfd = sys_pidfd_open(getpid());
 	ASSERT_LE(0, pidfd);
 
-	ASSERT_EQ(0, pthread_create(&r.thread, NULL, racer_run, &r));
-	/* The racer is in its loop before the call starts. */
-	while (atomic_load(&r.done) < 2)
-		;
-	wi_rebalance_stat_read(&s0);
-	during = atomic_load(&r.done);
-	t0 = now_s();
-	atomic_store(&r.call_start_ns, (long long)(t0 * 1e9));
-	ret = sys_process_mpol_reweight(pidfd, t.w, WI_MAXNODE, MPOL_REWEIGHT_REBALANCE);
-	took = now_s() - t0;
-	atomic_store(&r.call_end_ns, (long long)((t0 + took) * 1e9));
-	during = atomic_load(&r.done) - during;
-	atomic_store(&r.stop, 1);
-	ASSERT_EQ(0, pthread_join(r.thread, NULL));
-	wi_rebalance_stat_read(&s1);
+	call.pidfd = pidfd;
+	call.w = t.w;
+	ret = race_call(_metadata, &r, reweight_rebalance, &call, &s0, &s1,
+			&took, &during);
 
 	ASSERT_EQ(0, ret) TH_LOG("process_mpol_reweight: %s", strerror(errno));
 	TH_LOG("%ld pages moved in %.3f s, at most %ld isolated at once",
@@ -277,11 +332,12 @@ TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 	size_t table = (size_t)getpagesize() * (getpagesize() / 8);
 	size_t len = WALK_TABLES * table;
 	struct wi_rebalance_stat s0, s1;
+	struct mbind2_call call;
 	struct racer r = { 0 };
 	struct mpol_args args;
 	int nodes[WI_MAX_NODES], node, nr;
-	double t0, took;
 	long during, ret;
+	double took;
 	char *p;
 	int i;
 
@@ -302,20 +358,11 @@ TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 	for (i = 0; i < WALK_TABLES; i++)
 		p[i * table] = 1;
 
-	ASSERT_EQ(0, pthread_create(&r.thread, NULL, racer_run, &r));
-	while (atomic_load(&r.done) < 2)
-		;
-	wi_rebalance_stat_read(&s0);
-	during = atomic_load(&r.done);
-	t0 = now_s();
-	atomic_store(&r.call_start_ns, (long long)(t0 * 1e9));
-	ret = wi_mbind2(p, len, &args, WI_REBALANCE);
-	took = now_s() - t0;
-	atomic_store(&r.call_end_ns, (long long)((t0 + took) * 1e9));
-	during = atomic_load(&r.done) - during;
-	atomic_store(&r.stop, 1);
-	ASSERT_EQ(0, pthread_join(r.thread, NULL));
-	wi_rebalance_stat_read(&s1);
+	call.p = p;
+	call.len = len;
+	call.args = &args;
+	ret = race_call(_metadata, &r, mbind2_rebalance, &call, &s0, &s1,
+			&took, &during);
 
 	ASSERT_EQ(0, ret) TH_LOG("mbind2: %s", strerror(errno));
 	TH_LOG("%ld pages counted in %.3f s", wi_rebalance_delta(&s0, &s1).scanned,
