@@ -11,11 +11,15 @@
  * its share and onto a node below it, so none moves twice and none moves
  * back.
  *
- * Each range under one policy is walked twice under mmap_read_lock():
- * the first walk counts resident pages per node, the second isolates just
- * enough folios from each node above its share, spread evenly over the
- * range so that it keeps the interleave layout (mpol_rebalance_pick()),
- * queued per destination.  The second walk stops before the first folio
+ * Each range under one policy is walked once under mmap_read_lock(), to
+ * count its resident pages per node; the walk records the folios it
+ * counts, their address, node and order, up to REBALANCE_RECORD of them.
+ * A second pass then isolates just enough folios from each node above its
+ * share, spread evenly over the range so that it keeps the interleave
+ * layout (mpol_rebalance_pick()), queued per destination: it goes through
+ * the record and visits only the folios the plan moves, each checked
+ * under its page table's lock, and walks the page tables again only past
+ * what the record holds.  The second pass stops before the first folio
  * that would take the batch past REBALANCE_BATCH pages; the caller drops
  * mmap_lock, migrates the batch (mpol_rebalance_migrate()) and goes on
  * from there.  A large folio is never split, so one of REBALANCE_BATCH
@@ -23,7 +27,8 @@
  * REBALANCE_BATCH pages or one large folio, is off the LRU at any time,
  * and a fatal signal ends the call at the next batch.
  *
- * Either walk also stops, at the end of a page table, once it has passed
+ * Either pass also stops, at the end of a page table (or, going through
+ * the record, before a recorded folio, each an entry), once it has passed
  * REBALANCE_WALK_STEP entries under one hold of mmap_lock or a writer
  * waits for the lock (mpol_rebalance_lock_wanted()); the caller drops
  * the lock, takes it again and goes on from there if the range still has
@@ -323,14 +328,17 @@ static void mpol_rebalance_free(struct mpol_rebalance *rb)
 	kfree(rb->base.target);
 	kfree(rb->base.share);
 	kfree(rb->base.seen);
+	kfree(rb->base.turn);
 	for (i = 0; i < REBALANCE_SIZES; i++) {
 		kfree(rb->large[i].cur);
 		kfree(rb->large[i].target);
 		kfree(rb->large[i].share);
 		kfree(rb->large[i].seen);
+		kfree(rb->large[i].turn);
 	}
 	kfree(rb->work);
 	kfree(rb->to_node);
+	kvfree(rb->rec);
 }
 
 /*
@@ -418,13 +426,60 @@ void mpol_rebalance_take(struct mpol_rebalance *rb,
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_take);
 
+/*
+ * Set @c->turn[@src] for folios of @unit pages: the least seen with
+ * (given + @unit) * cur <= seen * surplus, mpol_rebalance_pick()'s turn,
+ * or ULONG_MAX if @src has no folio left to send.  given + @unit is at
+ * most surplus, so the quotient is at most cur.
+ */
+static void rebalance_turn(struct mpol_rebalance_class *c, int src,
+			   unsigned long unit)
+{
+	long surplus = c->share[src];
+	u64 need, seen;
+
+	if (surplus <= 0 || c->target[src] < (long)unit) {
+		c->turn[src] = ULONG_MAX;
+		return;
+	}
+	need = surplus - c->target[src] + unit;
+	seen = mul_u64_u64_div_u64(need, c->cur[src], surplus);
+	if (rebalance_mul_gt(need, c->cur[src], seen, surplus))
+		seen++;
+	c->turn[src] = seen;
+}
+
+/*
+ * Whose turn it is: the destination of a folio of @pages pages on @src
+ * that the second pass has just counted in @c->seen, or NUMA_NO_NODE.
+ * @c->turn spares mpol_rebalance_pick() for the folios before the turn;
+ * at the turn with no destination left, none of @src's will find one.
+ */
+static int rebalance_due(struct mpol_rebalance_class *c, int src,
+			 unsigned long pages)
+{
+	int dst;
+
+	if (c->seen[src] < c->turn[src])
+		return NUMA_NO_NODE;
+	dst = mpol_rebalance_pick(c, src, pages);
+	if (dst == NUMA_NO_NODE) {
+		rebalance_turn(c, src, pages);
+		if (c->turn[src] <= c->seen[src])
+			c->turn[src] = ULONG_MAX;
+	}
+	return dst;
+}
+
 static int rebalance_class_alloc(struct mpol_rebalance_class *c)
 {
 	c->cur = kcalloc(nr_node_ids, sizeof(*c->cur), GFP_KERNEL);
 	c->target = kcalloc(nr_node_ids, sizeof(*c->target), GFP_KERNEL);
 	c->share = kcalloc(nr_node_ids, sizeof(*c->share), GFP_KERNEL);
 	c->seen = kcalloc(nr_node_ids, sizeof(*c->seen), GFP_KERNEL);
-	return c->cur && c->target && c->share && c->seen ? 0 : -ENOMEM;
+	c->turn = kcalloc(nr_node_ids, sizeof(*c->turn), GFP_KERNEL);
+	return c->cur && c->target && c->share && c->seen && c->turn ?
+	       0 : -ENOMEM;
 }
 
 /**
@@ -455,6 +510,9 @@ int mpol_rebalance_init(struct mpol_rebalance *rb, unsigned long flags)
 	}
 	for (nid = 0; nid < nr_node_ids; nid++)
 		INIT_LIST_HEAD(&rb->to_node[nid]);
+	/* Without a record, the second pass walks the ranges again. */
+	rb->rec = kvmalloc_array(REBALANCE_RECORD, sizeof(*rb->rec),
+				 GFP_KERNEL | __GFP_NOWARN);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_init);
@@ -549,12 +607,39 @@ rebalance_add_size(struct mpol_rebalance *rb, unsigned long pages)
 }
 
 /*
- * First walk: count @folio, of which @nr pages are mapped in the range, in
- * its kind.  A large folio only partly mapped in the range would move
- * pages outside it, so it stays.
+ * Record the folio at @addr, whole in the range, on node @nid, of @order,
+ * for the second pass.  Once @rb->rec is full, or the folio lies 2^32
+ * pages past the first, @rb->rec_end marks it: the second pass walks
+ * the range from there.
+ */
+static void rebalance_record(struct mpol_rebalance *rb, unsigned long addr,
+			     int nid, unsigned int order)
+{
+	struct mpol_rebalance_rec *r;
+	unsigned long pgoff;
+
+	if (!rb->rec || rb->rec_end)
+		return;
+	if (!rb->rec_len)
+		rb->rec_start = addr;
+	pgoff = (addr - rb->rec_start) >> PAGE_SHIFT;
+	if (rb->rec_len == REBALANCE_RECORD || pgoff > U32_MAX) {
+		rb->rec_end = addr;
+		return;
+	}
+	r = &rb->rec[rb->rec_len++];
+	r->pgoff = pgoff;
+	r->nid = nid;
+	r->order = order;
+}
+
+/*
+ * Counting walk: count @folio, mapped at @addr, of which @nr pages are
+ * mapped in the range, in its kind, and record it.  A large folio only
+ * partly mapped in the range would move pages outside it, so it stays.
  */
 static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
-			    int src, unsigned long nr)
+			    unsigned long addr, int src, unsigned long nr)
 {
 	unsigned long pages = folio_nr_pages(folio);
 	struct mpol_rebalance_class *c;
@@ -572,10 +657,12 @@ static void rebalance_count(struct mpol_rebalance *rb, struct folio *folio,
 	c = rebalance_class(rb, pages);
 	if (!c)
 		c = rebalance_add_size(rb, pages);
-	if (c)
+	if (c) {
 		c->cur[src] += pages;
-	else
+		rebalance_record(rb, addr, src, folio_order(folio));
+	} else {
 		rb->fixed[src] += pages;
+	}
 }
 
 /*
@@ -590,24 +677,168 @@ static bool rebalance_batch_room(const struct mpol_rebalance *rb,
 	return !rb->batch || rb->batch + pages <= REBALANCE_BATCH;
 }
 
+/* Has the second pass queued the range's plan, or filled a batch? */
+static bool rebalance_batch_done(struct mpol_rebalance *rb)
+{
+	return !rb->counting &&
+	       (!rb->to_queue || rb->full || rb->batch >= REBALANCE_BATCH);
+}
+
+/* The address of the folio recorded in @r. */
+static unsigned long rebalance_rec_addr(const struct mpol_rebalance *rb,
+					const struct mpol_rebalance_rec *r)
+{
+	return rb->rec_start + ((unsigned long)r->pgoff << PAGE_SHIFT);
+}
+
+/* The recorded folio being visited is done with, found or not. */
+static void rebalance_visited(struct mpol_rebalance *rb)
+{
+	rb->rec_next++;
+	rb->visit_dst = NUMA_NO_NODE;
+}
+
+enum { REBALANCE_REC_END, REBALANCE_REC_DUE, REBALANCE_REC_STOP };
+
 /*
- * Count @folio, of which @nr pages are mapped in the range, in the first
- * walk; in the second, queue it if its kind's plan sends it somewhere.
+ * From @rb->rec_next on, the next recorded folio due to move, as a walk
+ * would find it (rebalance_due(), with the pages of its kind and node
+ * before it taken from the record), among those @last pages or less past
+ * @rb->rec_start.  An entry counts as one of the step; with @mm, the lock
+ * is looked at every PTRS_PER_PTE entries, as a walk looks at it at the
+ * end of each page table.
+ *
+ * Return: REBALANCE_REC_DUE with @rb->rec_next at the folio, @rb->visit
+ * and @rb->visit_dst set; REBALANCE_REC_END if there is none; or
+ * REBALANCE_REC_STOP at @rb->rec_next, the batch full (no room for that
+ * folio, @rb->full, or REBALANCE_BATCH pages) or the lock wanted.
+ */
+static int rebalance_rec_scan(struct mpol_rebalance *rb, unsigned long last,
+			      struct mm_struct *mm)
+{
+	unsigned long *base_seen = rb->base.seen, *base_turn = rb->base.turn;
+	const struct mpol_rebalance_rec *rec = rb->rec, *r;
+	unsigned int i = rb->rec_next, from = i, len = rb->rec_len;
+	unsigned int check = mm ? i : UINT_MAX;
+	int nid, dst, ret = REBALANCE_REC_END;
+	struct mpol_rebalance_class *c;
+	unsigned long pages;
+
+	for (; i < len; i++) {
+		r = &rec[i];
+		if (r->pgoff >= last)
+			break;
+		if (unlikely(i == check)) {
+			check += PTRS_PER_PTE;
+			rb->steps += i - from;
+			from = i;
+			if (rebalance_batch_done(rb) ||
+			    mpol_rebalance_lock_wanted(rb, mm)) {
+				ret = REBALANCE_REC_STOP;
+				break;
+			}
+		}
+		nid = r->nid;
+		if (likely(!r->order)) {
+			/* A base page, most of any range: kept short. */
+			if (likely(++base_seen[nid] < base_turn[nid]))
+				continue;
+			c = &rb->base;
+			pages = 1;
+		} else {
+			pages = 1UL << r->order;
+			c = rebalance_class(rb, pages);
+			if (!c)
+				continue;
+			c->seen[nid] += pages;
+			if (c->seen[nid] < c->turn[nid])
+				continue;
+		}
+		dst = rebalance_due(c, nid, pages);
+		if (dst == NUMA_NO_NODE)
+			continue;
+		if (!rebalance_batch_room(rb, pages)) {
+			/* The next batch starts with it, and sees it again. */
+			c->seen[nid] -= pages;
+			rb->full = true;
+			ret = REBALANCE_REC_STOP;
+			break;
+		}
+		rb->visit = r;
+		rb->visit_dst = dst;
+		ret = REBALANCE_REC_DUE;
+		break;
+	}
+	rb->steps += i - from;
+	rb->rec_next = i;
+	return ret;
+}
+
+/*
+ * Visiting recorded folios in a page table, from @addr to @end: where the
+ * next one due is, @addr if it is the one pending, @end if none is left
+ * (then the batch may be full).  A pending one passed by was not there.
+ */
+static unsigned long rebalance_visit_next(struct mpol_rebalance *rb,
+					  unsigned long addr,
+					  unsigned long end)
+{
+	unsigned long next;
+
+	if (rb->visit_dst != NUMA_NO_NODE) {
+		next = rebalance_rec_addr(rb, rb->visit);
+		if (next >= addr)
+			return min(next, end);
+		rebalance_visited(rb);
+	}
+	if (rebalance_batch_done(rb) || end <= rb->rec_start ||
+	    rebalance_rec_scan(rb, (end - rb->rec_start) >> PAGE_SHIFT,
+			       NULL) != REBALANCE_REC_DUE)
+		return end;
+	return min(rebalance_rec_addr(rb, rb->visit), end);
+}
+
+/*
+ * Count @folio, mapped at @addr, of which @nr pages are mapped in the
+ * range, in the counting walk; in the second pass, queue it if its kind's
+ * plan sends it somewhere, or, visiting a recorded folio the plan sends
+ * (@rb->visit), if it is that folio still: whole, of the recorded order,
+ * on the recorded node.
  * @pt_shared: see rebalance_isolate()
  *
- * Return: false if the second walk must stop before @folio: it is to
+ * Return: false if the second pass must stop before @folio: it is to
  * move, but the batch has no room for it (@rb->full).
  */
 static bool rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
-			    unsigned long nr, bool pt_shared)
+			    unsigned long addr, unsigned long nr,
+			    bool pt_shared)
 {
+	const struct mpol_rebalance_rec *r = rb->visit;
 	int src = folio_nid(folio);
 	struct mpol_rebalance_class *c;
 	long pages = nr;
 	int dst;
 
 	if (rb->counting) {
-		rebalance_count(rb, folio, src, nr);
+		rebalance_count(rb, folio, addr, src, nr);
+		return true;
+	}
+	if (r) {
+		if (rb->visit_dst == NUMA_NO_NODE ||
+		    addr != rebalance_rec_addr(rb, r))
+			return true;
+		dst = rb->visit_dst;
+		rebalance_visited(rb);
+		/* Changed since it was counted: the next one fills the gap. */
+		if (src != r->nid || nr != folio_nr_pages(folio) ||
+		    folio_order(folio) != r->order ||
+		    folio_maybe_dma_pinned(folio))
+			return true;
+		c = rebalance_class(rb, nr);
+		if (c && rebalance_isolate(rb, folio, dst, pt_shared)) {
+			mpol_rebalance_take(rb, c, src, dst, pages);
+			rebalance_turn(c, src, nr);
+		}
 		return true;
 	}
 	/* Fixed when counted, or pinned since: not in the plan. */
@@ -617,7 +848,7 @@ static bool rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 	if (!c)
 		return true;
 	c->seen[src] += nr;
-	dst = mpol_rebalance_pick(c, src, pages);
+	dst = rebalance_due(c, src, nr);
 	if (dst == NUMA_NO_NODE)
 		return true;
 	if (!rebalance_batch_room(rb, nr)) {
@@ -626,16 +857,11 @@ static bool rebalance_folio(struct mpol_rebalance *rb, struct folio *folio,
 		rb->full = true;
 		return false;
 	}
-	if (rebalance_isolate(rb, folio, dst, pt_shared))
+	if (rebalance_isolate(rb, folio, dst, pt_shared)) {
 		mpol_rebalance_take(rb, c, src, dst, pages);
+		rebalance_turn(c, src, nr);
+	}
 	return true;
-}
-
-/* Has the second walk queued the range's plan, or filled a batch? */
-static bool rebalance_batch_done(struct mpol_rebalance *rb)
-{
-	return !rb->counting &&
-	       (!rb->to_queue || rb->full || rb->batch >= REBALANCE_BATCH);
 }
 
 /**
@@ -699,6 +925,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 {
 	struct mpol_rebalance *rb = walk->private;
 	struct vm_area_struct *vma = walk->vma;
+	unsigned long next;
 	pte_t *pte, *mapped_pte;
 	struct folio *folio;
 	spinlock_t *ptl;	/* the page table's lock, held over the PTEs */
@@ -724,7 +951,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 				       pfn_swap_entry_to_page(pmd_to_swp_entry(pmdval)),
 				       (end - addr) >> PAGE_SHIFT);
 		else if (folio && !folio_is_zone_device(folio))
-			room = rebalance_folio(rb, folio,
+			room = rebalance_folio(rb, folio, addr,
 					       (end - addr) >> PAGE_SHIFT, false);
 		spin_unlock(ptl);
 		/* Without room the next batch starts at this folio. */
@@ -737,11 +964,21 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 		walk->action = ACTION_AGAIN;
 		return 0;
 	}
-	rb->steps += (end - addr) >> PAGE_SHIFT;
+	/* Visiting, the recorded folios passed count as the step. */
+	if (!rb->visit)
+		rb->steps += (end - addr) >> PAGE_SHIFT;
 	for (; addr != end; pte += nr, addr += nr * PAGE_SIZE) {
 		nr = 1;
 		if (rebalance_batch_done(rb))
 			break;
+		/* Visiting: straight to the next recorded folio due. */
+		if (rb->visit) {
+			next = rebalance_visit_next(rb, addr, end);
+			if (next != addr) {
+				nr = (next - addr) >> PAGE_SHIFT;
+				continue;
+			}
+		}
 		ptent = ptep_get(pte);
 		if (!pte_present(ptent)) {
 			/* Off the hot path: most PTEs here map a page. */
@@ -763,7 +1000,7 @@ static int rebalance_pmd_entry(pmd_t *pmd, unsigned long addr,
 					     FPB_IGNORE_SOFT_DIRTY,
 					     NULL, NULL, NULL);
 		/* Without room, stop at the folio: the next batch starts there. */
-		if (!rebalance_folio(rb, folio, nr, false))
+		if (!rebalance_folio(rb, folio, addr, nr, false))
 			break;
 	}
 	pte_unmap_unlock(mapped_pte, ptl);
@@ -785,7 +1022,7 @@ static int rebalance_hugetlb_entry(pte_t *pte, unsigned long hmask,
 	ptl = huge_pte_lock(hstate_vma(walk->vma), walk->mm, pte);
 	entry = huge_ptep_get(walk->mm, addr, pte);
 	if (pte_present(entry))
-		room = rebalance_folio(rb, pfn_folio(pte_pfn(entry)),
+		room = rebalance_folio(rb, pfn_folio(pte_pfn(entry)), addr,
 				       (end - addr) >> PAGE_SHIFT,
 				       hugetlb_pmd_shared(pte));
 	else if (is_hugetlb_entry_migration(entry))
@@ -817,8 +1054,12 @@ static const struct mm_walk_ops rebalance_walk_ops = {
 	.walk_lock = PGWALK_RDLOCK,
 };
 
-/* Start a plan for @c: its pages to send or take are @cur - @to. */
-static unsigned long rebalance_class_plan(struct mpol_rebalance_class *c)
+/*
+ * Start a plan for @c, of folios of @unit pages: its pages to send or
+ * take are @cur - @to.
+ */
+static unsigned long rebalance_class_plan(struct mpol_rebalance_class *c,
+					  unsigned long unit)
 {
 	unsigned long needed = 0;
 	int nid;
@@ -827,6 +1068,7 @@ static unsigned long rebalance_class_plan(struct mpol_rebalance_class *c)
 		c->target[nid] = (long)c->cur[nid] - c->target[nid];
 		c->share[nid] = c->target[nid];
 		c->seen[nid] = 0;
+		rebalance_turn(c, nid, unit);
 		if (c->target[nid] > 0)
 			needed += c->target[nid];
 	}
@@ -856,6 +1098,10 @@ void mpol_rebalance_count_begin(struct mpol_rebalance *rb)
 		rebalance_class_clear(&rb->large[i]);
 	rb->nr_sizes = 0;
 	rb->to_queue = 0;
+	rb->rec_len = 0;
+	rb->rec_next = 0;
+	rb->rec_end = 0;
+	rb->visit_dst = NUMA_NO_NODE;
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_count_begin);
 
@@ -923,7 +1169,8 @@ EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_plan_steps);
  * pages with mpol_rebalance_split_sizes().  On return @rb->to_queue pages
  * are to be queued by mpol_rebalance_queue().  Faults, reclaim, truncation
  * or collapse can add or remove pages of the range before they are
- * queued: a page added is queued only if its node has surplus left, and
+ * queued: a page added where the record covers the range stays where it
+ * is, one added past it is queued only if its node has surplus left, and
  * the pages counted as needed that are gone are reported as not moved.
  *
  * Context: needs no lock; may sleep.  It works on @rb's counts only.
@@ -947,9 +1194,9 @@ void mpol_rebalance_plan(struct mpol_rebalance *rb, const nodemask_t *nodes,
 		return;
 	mpol_rebalance_split_sizes(rb->nr_sizes, rb->unit, rb->large, &rb->base,
 				   rb->fixed, rb->goal, rb->work);
-	needed = rebalance_class_plan(&rb->base);
+	needed = rebalance_class_plan(&rb->base, 1);
 	for (i = 0; i < rb->nr_sizes; i++)
-		needed += rebalance_class_plan(&rb->large[i]);
+		needed += rebalance_class_plan(&rb->large[i], rb->unit[i]);
 	rb->needed += needed;
 	rb->to_queue = needed;
 }
@@ -983,6 +1230,51 @@ void mpol_rebalance_lru_disable(struct mpol_rebalance *rb,
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_lru_disable);
 
+/*
+ * The second pass over the folios the counting walk recorded, up to @end:
+ * only the folios the plan sends away are visited (rebalance_rec_scan()),
+ * under their page table's lock, those of one page table in one go: if
+ * the folio there is still the one recorded, whole, of its order and on
+ * its node, it is isolated; if not, the next of its node fills the gap.
+ * mmap_lock may have been dropped since the count, so a recorded folio is
+ * only an address to look at.
+ *
+ * Return: true once the record is done up to @end; false if the pass
+ * stopped at @rb->resume (batch full or done, or the lock wanted).
+ */
+static bool rebalance_replay(struct mpol_rebalance *rb,
+			     struct vm_area_struct *vma, unsigned long end)
+{
+	unsigned long addr, last, to;
+	int ret;
+
+	/* The run may have been cut short while mmap_lock was dropped. */
+	if (rb->rec_next >= rb->rec_len || end <= rb->rec_start)
+		return true;
+	last = (end - rb->rec_start) >> PAGE_SHIFT;
+	while ((ret = rebalance_rec_scan(rb, last, vma->vm_mm)) ==
+	       REBALANCE_REC_DUE) {
+		addr = rebalance_rec_addr(rb, rb->visit);
+		/* A page table's folios together; a larger folio alone. */
+		if (rb->visit->order < PMD_ORDER && !is_vm_hugetlb_page(vma))
+			to = pmd_addr_end(addr, end);
+		else
+			to = min(end, addr + (PAGE_SIZE << rb->visit->order));
+		walk_page_range_vma(vma, addr, to, &rebalance_walk_ops, rb);
+		/* Not met on the way: not there any more. */
+		if (rb->visit_dst != NUMA_NO_NODE)
+			rebalance_visited(rb);
+		rb->visit = NULL;
+		if (rebalance_batch_done(rb))
+			break;
+	}
+	rb->visit = NULL;
+	if (ret == REBALANCE_REC_END || rb->rec_next >= rb->rec_len)
+		return true;
+	rb->resume = rebalance_rec_addr(rb, &rb->rec[rb->rec_next]);
+	return false;
+}
+
 /**
  * mpol_rebalance_queue - isolate the next batch of a range's planned moves
  * @rb: state with a plan from mpol_rebalance_plan(), after
@@ -992,7 +1284,9 @@ EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_lru_disable);
  *	@rb->resume after the previous batch or step
  * @end: end of the planned range in @vma
  *
- * Walks from @start, isolating folios from nodes above their plan, spread
+ * Goes on from @start, through the folios the counting walk recorded and
+ * then, past them, with a walk (see rebalance_replay()), isolating folios
+ * from nodes above their plan, spread
  * over the range, each queued for a node below its plan, until the plan is
  * all queued, @end is reached, the batch is full (mpol_rebalance_full()):
  * it holds REBALANCE_BATCH pages, or the next folio to queue would take it
@@ -1019,8 +1313,18 @@ bool mpol_rebalance_queue(struct mpol_rebalance *rb,
 		return false;
 	VM_WARN_ON_ONCE(!rb->lru_disabled);
 	rb->counting = false;
-	if (walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb) <= 0)
+	if (!rebalance_replay(rb, vma, end))
+		goto out;
+	/* Recorded whole: nothing is left to walk. */
+	if (rb->rec && !rb->rec_end) {
 		rb->resume = end;
+		goto out;
+	}
+	start = max(start, rb->rec_end);
+	if (start >= end ||
+	    walk_page_range_vma(vma, start, end, &rebalance_walk_ops, rb) <= 0)
+		rb->resume = end;
+out:
 	return mpol_rebalance_full(rb) || (rb->to_queue && rb->resume < end);
 }
 EXPORT_SYMBOL_IF_KUNIT(mpol_rebalance_queue);

@@ -33,6 +33,27 @@
 #define REBALANCE_WALK_STEP (32 * PTRS_PER_PTE)
 
 /*
+ * Folios the counting walk of a range records, in address order, for the
+ * second pass: 16384 entries of 8 bytes, as many folios as one step
+ * passes.  The second pass then visits only the recorded folios the plan
+ * moves, instead of walking the range's page tables again; past the
+ * folios recorded, it walks the rest of the range.
+ */
+#define REBALANCE_RECORD REBALANCE_WALK_STEP
+
+/**
+ * struct mpol_rebalance_rec - a folio the counting walk met
+ * @pgoff: its address, in pages from @rec_start of struct mpol_rebalance
+ * @nid: the node it was on
+ * @order: its order; it was mapped whole in the range
+ */
+struct mpol_rebalance_rec {
+	u32 pgoff;
+	u16 nid;
+	u16 order;
+};
+
+/*
  * Large folio sizes planned in one range, largest first: one for each
  * folio order from 1 to PMD_ORDER, so every mTHP size and the PMD size
  * (a hugetlb VMA has a single size).  Folios of a size beyond these would
@@ -45,8 +66,12 @@
  * @cur: per-node pages of this kind in the range
  * @target: per-node pages still to send (> 0) or take (< 0)
  * @share: per-node pages to send (> 0) or take (< 0) in the range, fixed
- *	for the second walk
- * @seen: per-node pages of this kind the second walk has passed
+ *	for the second pass
+ * @seen: per-node pages of this kind the second pass has passed
+ * @turn: per-node value of @seen from which the node's next folio of this
+ *	kind is due to move (see mpol_rebalance_pick()), ULONG_MAX once the
+ *	node sends no more: the second pass asks mpol_rebalance_pick() only
+ *	then
  *
  * Each array has nr_node_ids entries.  Base pages and large folios are
  * planned apart, because a large folio moves whole and fills a node's
@@ -57,6 +82,7 @@ struct mpol_rebalance_class {
 	long *target;
 	long *share;
 	unsigned long *seen;
+	unsigned long *turn;
 };
 
 /**
@@ -73,7 +99,7 @@ struct mpol_rebalance_class {
  * @busy: pages the counting walks found under migration, fixed where they
  *	were (for the mpol_rebalance tracepoint)
  * @to_queue: pages of the range being handled still to queue; the second
- *	walk stops early once it reaches 0
+ *	pass stops early once it reaches 0
  * @resume: where the last walk stopped, to go on from
  * @steps: page-table entries walked (and VMAs passed) since mmap_lock was
  *	last taken, for REBALANCE_WALK_STEP
@@ -89,8 +115,18 @@ struct mpol_rebalance_class {
  * @base: the plan for base pages
  * @large: the plan for the large folios of each size in @unit
  * @to_node: per-destination lists of isolated folios (nr_node_ids)
- * @counting: true in the first walk over a range, false in the second
- * @full: the second walk stopped before a folio the batch had no room for
+ * @rec: the folios the counting walk of the range recorded, in address
+ *	order (REBALANCE_RECORD entries, or NULL if it could not be had)
+ * @rec_start: the address of @rec's first folio
+ * @rec_end: where @rec stops covering the range: a folio was met with @rec
+ *	full, the second pass walks from there; 0 while it covers it all
+ * @rec_len: folios recorded
+ * @rec_next: the next folio of @rec the second pass looks at
+ * @visit: in the second pass over @rec, the recorded folio due to move
+ *	that is visited next; NULL outside the visits
+ * @visit_dst: where the plan sends it; NUMA_NO_NODE once it was visited
+ * @counting: true in the counting walk over a range, false in the second pass
+ * @full: the second pass stopped before a folio the batch had no room for
  * @lru_disabled: the per-CPU LRU caches are off (lru_cache_disable()),
  *	from before the first queueing walk until mpol_rebalance_finish()
  * @reweight: the call is process_mpol_reweight(): shmem pages move only as
@@ -129,6 +165,13 @@ struct mpol_rebalance {
 	struct mpol_rebalance_class base;
 	struct mpol_rebalance_class large[REBALANCE_SIZES];
 	struct list_head *to_node;
+	struct mpol_rebalance_rec *rec;
+	unsigned long rec_start;
+	unsigned long rec_end;
+	unsigned int rec_len;
+	unsigned int rec_next;
+	const struct mpol_rebalance_rec *visit;
+	int visit_dst;
 	bool counting;
 	bool full;
 	bool lru_disabled;

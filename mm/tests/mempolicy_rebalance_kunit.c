@@ -754,6 +754,88 @@ static void mpol_test_rebalance_count_step(struct kunit *test)
 }
 #endif
 
+#if IS_BUILTIN(CONFIG_NUMA_POLICY_WEIGHTS_KUNIT_TEST)
+/*
+ * The second pass visits the folios the counting walk recorded, and
+ * checks each under its page table's lock: one that is gone since the
+ * count (zapped with mmap_lock dropped between the count and the queue)
+ * is neither isolated nor looked up again, and the others still move.
+ * Built in only: the test sets VM_NOHUGEPAGE on its VMA itself.
+ */
+static void mpol_test_rebalance_record_checked(struct kunit *test)
+{
+	unsigned long npages = 16, gone = 5, start, end;
+	struct vm_area_struct *vma;
+	struct mpol_rebalance rb;
+	struct mm_struct *mm;
+	nodemask_t nodes;
+	int src, dst;
+	bool counted;
+	u8 *weight;
+
+	if (num_node_state(N_MEMORY) < 2)
+		kunit_skip(test, "needs two nodes with memory");
+	start = kunit_vm_mmap(test, NULL, 0, npages * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, start, 0);
+	end = start + npages * PAGE_SIZE;
+	mm = current->mm;
+	mmap_write_lock(mm);
+	vma = find_vma(mm, start);
+	vm_flags_set(vma, VM_NOHUGEPAGE);
+	mmap_write_unlock(mm);
+	migrate_disable();
+	src = numa_node_id();
+	KUNIT_EXPECT_EQ(test, clear_user((void __user *)start,
+					 npages * PAGE_SIZE), 0);
+	migrate_enable();
+
+	for_each_node_state(dst, N_MEMORY)
+		if (dst != src)
+			break;
+	nodes = nodemask_of_node(dst);
+	weight = kunit_kcalloc(test, nr_node_ids, sizeof(*weight), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, weight);
+	weight[dst] = 1;
+
+	KUNIT_ASSERT_EQ(test, mpol_rebalance_init(&rb, 0), 0);
+	if (!rb.rec) {
+		mpol_rebalance_finish(&rb);
+		kunit_skip(test, "no memory for the record");
+	}
+	mpol_rebalance_count_begin(&rb);
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	counted = !mpol_rebalance_count(&rb, vma, start, end) &&
+		  rb.cur[src] == npages && rb.rec_len == npages;
+	mmap_read_unlock(mm);
+	if (!counted) {
+		mpol_rebalance_finish(&rb);
+		kunit_skip(test, "the pages not all base pages on node %d", src);
+	}
+	mpol_rebalance_plan(&rb, &nodes, weight);
+	KUNIT_EXPECT_EQ(test, rb.to_queue, npages);
+
+	/* Gone while mmap_lock was dropped after the count. */
+	KUNIT_EXPECT_EQ(test, do_madvise(mm, start + gone * PAGE_SIZE,
+					 PAGE_SIZE, MADV_DONTNEED), 0);
+	mpol_rebalance_lru_disable(&rb, mm);
+	mmap_read_lock(mm);
+	vma = find_vma(mm, start);
+	KUNIT_EXPECT_FALSE(test, mpol_rebalance_queue(&rb, vma, start, end));
+	mmap_read_unlock(mm);
+	KUNIT_EXPECT_EQ(test, rb.queued, npages - 1);
+	KUNIT_EXPECT_EQ(test, rb.rec_next, npages);
+	KUNIT_EXPECT_EQ(test, mpol_rebalance_finish(&rb), 1);
+}
+#else
+static void mpol_test_rebalance_record_checked(struct kunit *test)
+{
+	kunit_skip(test, "needs the test built in");
+}
+#endif
+
 static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_targets_exact),
 	KUNIT_CASE(mpol_test_rebalance_targets_remainder),
@@ -774,6 +856,7 @@ static struct kunit_case mpol_rebalance_test_cases[] = {
 	KUNIT_CASE(mpol_test_rebalance_split_sizes),
 	KUNIT_CASE(mpol_test_rebalance_batch_bound),
 	KUNIT_CASE(mpol_test_rebalance_count_step),
+	KUNIT_CASE(mpol_test_rebalance_record_checked),
 	{},
 };
 
