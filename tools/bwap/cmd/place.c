@@ -43,9 +43,10 @@ static void help(FILE *f)
 		   "                    the series' parts 1-2 only (no kernel rebalance) the\n"
 		   "                    call sets the weights (MPOL_REWEIGHT_GLOBAL alone), so\n"
 		   "                    that new pages follow them, and move_pages then moves\n"
-		   "                    the resident pages, as without --via-kernel; each step\n"
-		   "                    is reported.  Needs process_mpol_reweight (not on\n"
-		   "                    part 1 alone or a stock kernel)\n"
+		   "                    the resident pages under weighted interleave (what the\n"
+		   "                    kernel's rebalance moves), as without --via-kernel;\n"
+		   "                    each step is reported.  Needs process_mpol_reweight\n"
+		   "                    (not on part 1 alone or a stock kernel)\n"
 		   "  --json            the result as JSON\n"
 		   "%s"
 		   "  -h, --help        this text\n", matrix_opts_help);
@@ -119,7 +120,8 @@ static double since(const struct timespec *t0)
  * The same on the series' parts 1-2, whose process_mpol_reweight refuses
  * MPOL_REWEIGHT_REBALANCE: the call sets the weights (MPOL_REWEIGHT_GLOBAL,
  * as above), so that the process's later faults follow them, and
- * move_pages then moves its resident pages to the shares (lib/place.c).
+ * move_pages then moves its resident pages under weighted interleave, the
+ * memory the kernel's rebalance moves, to the shares (lib/place.c).
  */
 static int place_reweight_then_move(pid_t pid, int pidfd, const struct bwap_weights *w, int json)
 {
@@ -138,7 +140,8 @@ static int place_reweight_then_move(pid_t pid, int pidfd, const struct bwap_weig
 		printf("set the weights of pid %d via the kernel (process_mpol_reweight, MPOL_REWEIGHT_GLOBAL) in %.0f us; "
 		       "%s: its resident pages move with move_pages\n", (int)pid, since(&t0) * 1e6,
 		       bwap_kernel_mode_name(BWAP_KERNEL_SERIES));
-	if (bwap_place_pages(pid, w, 0, &st, err, sizeof(err))) {
+	/* the memory the kernel's rebalance would move: that under weighted interleave */
+	if (bwap_place_pages_wi(pid, w, 0, &st, err, sizeof(err))) {
 		cli_error("place", "the weights are set, but moving the pages failed: %s", err);
 		return 1;
 	}

@@ -322,8 +322,8 @@ static int start_up(void)
 	bwapd.portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
 	/* Parts 1-2 of the series: the weights go to the kernel, the pages move from user space. */
 	bwapd.user_moves = !bwapd.portable_mode && bwap_kernel_rebalance() != BWAP_REBALANCE_KERNEL;
-	/* what move_pages places (default and interleave memory too) is what is counted */
-	bwap_pagedist_portable(bwapd.portable_mode || bwapd.user_moves);
+	/* portable mode places default and interleave memory too, so it counts them */
+	bwap_pagedist_portable(bwapd.portable_mode);
 	/* nothing the loop opens needs them; the worker raises its own where it must (worker.c) */
 	bwapd_drop_dac();
 	raise_fd_limit();

@@ -1541,7 +1541,7 @@ void status_print(FILE *f, int json, uid_t uid)
 		memcpy(tgt, t->cnt_target, sizeof(tgt));
 		if (!counted)
 			idle = t->busy ? "pages not counted yet: the first push is on its way" : "";
-		else if (bwapd.portable_mode || bwapd.user_moves || bwapd.damon_target == t)
+		else if (bwapd.portable_mode || bwapd.damon_target == t)
 			idle = !d.total ? "no resident anonymous memory yet" : "";
 		else
 			idle = idle_reason(t, &d, 1);

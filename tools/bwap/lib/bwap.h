@@ -590,6 +590,7 @@ struct bwap_place_stats {
 	char why[160];
 	double seconds;				/* the query and the moves (not the check after) */
 	long kept_mappings;			/* mappings left alone: the program's own bind/prefer/local */
+	long not_wi_mappings;			/* bwap_place_pages_wi(): not weighted interleave, left alone */
 };
 
 /* One move of bwap_place_plan(): unit index in the list, destination node. */
@@ -624,6 +625,14 @@ int bwap_place_moves(pid_t pid, const struct bwap_unit_list *l, const struct bwa
  */
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen);
+/*
+ * The same for the mappings under weighted interleave only (numa_maps),
+ * the memory the kernel's rebalance moves: what stands in for it on a
+ * kernel whose process_mpol_reweight has no MPOL_REWEIGHT_REBALANCE (the
+ * series' parts 1-2).  The others are counted in st->not_wi_mappings.
+ */
+int bwap_place_pages_wi(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
+			char *err, size_t errlen);
 /*
  * The same for [start, start + len) of the calling process, counted as
  * one mapping: its present pages end at w's largest-remainder shares.
