@@ -27,7 +27,8 @@ static void help(FILE *f)
 		   "is in folio units, as the kernel's: a THP moves whole, to a node whose\n"
 		   "share holds it (folio boundaries from pagemap and kpageflags as root;\n"
 		   "otherwise only PMD-mapped THPs are seen).  This is what 'bwapctl run'\n"
-		   "and bwapd do on kernels without the BWAP series.\n\n"
+		   "and bwapd do on kernels without the BWAP series, and what bwapd does\n"
+		   "after setting the weights on the series' parts 1-2 (no kernel rebalance).\n\n"
 		   "  --workers SET     worker nodes, e.g. 0,1\n"
 		   "  --dwp X           data-to-worker proximity 0..1 (default 0 = canonical)\n"
 		   "  --nodes SET       nodes that may hold pages (default: all memory nodes)\n"
@@ -38,7 +39,14 @@ static void help(FILE *f)
 		   "                    and MPOL_REWEIGHT_GLOBAL: policies on the global\n"
 		   "                    weights take the new ones too; shared memory is left\n"
 		   "                    alone, as move_pages leaves it), to compare the two\n"
-		   "                    paths' cost on the same scenario\n"
+		   "                    paths' cost on the same scenario.  On a kernel with\n"
+		   "                    the series' parts 1-2 only (no kernel rebalance) the\n"
+		   "                    call sets the weights (MPOL_REWEIGHT_GLOBAL alone), so\n"
+		   "                    that new pages follow them, and move_pages then moves\n"
+		   "                    the resident pages under weighted interleave (what the\n"
+		   "                    kernel's rebalance moves), as without --via-kernel;\n"
+		   "                    each step is reported.  Needs process_mpol_reweight\n"
+		   "                    (not on part 1 alone or a stock kernel)\n"
 		   "  --json            the result as JSON\n"
 		   "%s"
 		   "  -h, --help        this text\n", matrix_opts_help);
@@ -100,15 +108,65 @@ static void place_json(const struct bwap_place_stats *st, long pid)
  * MPOL_REWEIGHT_SHARED, as the move_pages path places anonymous pages only
  * and the two must do the same job.
  */
-static int place_via_kernel(pid_t pid, const struct bwap_weights *w)
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/*
+ * The same on the series' parts 1-2, whose process_mpol_reweight refuses
+ * MPOL_REWEIGHT_REBALANCE: the call sets the weights (MPOL_REWEIGHT_GLOBAL,
+ * as above), so that the process's later faults follow them, and
+ * move_pages then moves its resident pages under weighted interleave, the
+ * memory the kernel's rebalance moves, to the shares (lib/place.c).
+ */
+static int place_reweight_then_move(pid_t pid, int pidfd, const struct bwap_weights *w, int json)
+{
+	struct bwap_place_stats st;
+	struct timespec t0;
+	char err[512];
+	long left;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	left = bwap_process_mpol_reweight(pidfd, w, MPOL_REWEIGHT_GLOBAL);
+	if (left < 0) {
+		cli_error("place", "process_mpol_reweight: %s", strerror(errno));
+		return 1;
+	}
+	if (!json)
+		printf("set the weights of pid %d via the kernel (process_mpol_reweight, MPOL_REWEIGHT_GLOBAL) in %.0f us; "
+		       "%s: its resident pages move with move_pages\n", (int)pid, since(&t0) * 1e6,
+		       bwap_kernel_mode_name(BWAP_KERNEL_SERIES));
+	/* the memory the kernel's rebalance would move: that under weighted interleave */
+	if (bwap_place_pages_wi(pid, w, 0, &st, err, sizeof(err))) {
+		cli_error("place", "the weights are set, but moving the pages failed: %s", err);
+		return 1;
+	}
+	if (json)
+		place_json(&st, pid);
+	else
+		place_print(stdout, &st, pid);
+	return st.failed ? 1 : 0;
+}
+
+static int place_via_kernel(pid_t pid, const struct bwap_weights *w, int json)
 {
 	struct timespec t0, t1;
 	long before, after, left;
-	int pidfd = syscall(SYS_pidfd_open, pid, 0);
+	int pidfd = syscall(SYS_pidfd_open, pid, 0), ret;
 
 	if (pidfd < 0) {
 		cli_error("place", "pidfd_open(%d): %s", (int)pid, strerror(errno));
 		return 1;
+	}
+	if (bwap_kernel_rebalance() == BWAP_REBALANCE_UNKNOWN_FLAG ||
+	    bwap_kernel_rebalance() == BWAP_REBALANCE_NOT_BUILT) {
+		ret = place_reweight_then_move(pid, pidfd, w, json);
+		close(pidfd);
+		return ret;
 	}
 	before = bwap_vmstat_moved();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -201,7 +259,7 @@ int cmd_place(int argc, char **argv)
 	if (canonical_weights("place", m, po.workers, po.nodes, po.dwp, (int)po.max_weight, &w))
 		goto out;
 	if (via_kernel) {
-		ret = place_via_kernel((pid_t)pid, &w);
+		ret = place_via_kernel((pid_t)pid, &w, json);
 		goto out;
 	}
 	if (bwap_place_pages((pid_t)pid, &w, dry, &st, err, sizeof(err))) {

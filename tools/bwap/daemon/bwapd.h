@@ -186,7 +186,14 @@ void bwapd_conf_print(const struct bwapd_conf *c, FILE *f);
  * at a time, its memory under weighted interleave over the global table);
  * move_pages from user space (portable mode).
  */
-enum bwapd_backend { BWAPD_BACKEND_REWEIGHT, BWAPD_BACKEND_DAMON, BWAPD_BACKEND_MOVE_PAGES };
+/*
+ * REWEIGHT: process_mpol_reweight with the kernel's rebalance (the whole
+ * series); REWEIGHT_USER: process_mpol_reweight sets the weights, then
+ * move_pages moves the pages (the series' parts 1-2, no rebalance);
+ * DAMON, MOVE_PAGES: kernels without the series.
+ */
+enum bwapd_backend { BWAPD_BACKEND_REWEIGHT, BWAPD_BACKEND_DAMON, BWAPD_BACKEND_MOVE_PAGES,
+		     BWAPD_BACKEND_REWEIGHT_USER };
 const char *bwapd_backend_name(enum bwapd_backend b);
 /* bwapd's own copy of the global table from before its first write (STATE_DIR/...) */
 #define BWAPD_SYSFS_SAVED "bwapd-sysfs-weights.saved"
@@ -223,6 +230,7 @@ struct push_job {
 	/* results */
 	int rc, gone, errnum;
 	long ret, expect, vm_before, vm_after;
+	int placed;			/* REWEIGHT without REBALANCE: st is the move_pages placement after it */
 	struct bwap_place_stats st;
 	int have_counts;
 	long now[BWAP_MAX_NODES], target[BWAP_MAX_NODES], before_target[BWAP_MAX_NODES], total;
@@ -311,6 +319,12 @@ struct target {
 struct bwapd_state {
 	struct bwapd_conf conf;
 	int portable_mode;		/* kernel without the BWAP series: pushes are move_pages placements */
+	/*
+	 * The series without its rebalance (parts 1-2): a push sets the weights
+	 * with process_mpol_reweight (no MPOL_REWEIGHT_REBALANCE, which such a
+	 * kernel refuses) and then moves the pages with move_pages.
+	 */
+	int user_moves;
 	const struct bwap_stall_event *stall_event;	/* NULL: MODELLED fallback for signal = auto */
 	char stall_fallback[512];	/* why there is no stall event, for the log and status */
 	struct bwap_topology *topo;

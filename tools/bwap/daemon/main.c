@@ -5,7 +5,10 @@
  * (tuner.c), and at each step pushes the weights for that DWP into the
  * kernel with process_mpol_reweight(pidfd, &args, sizeof(args),
  * MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL), which migrates the pages
- * to match (targets.c says why these flags).
+ * to match (targets.c says why these flags).  On a kernel with the series'
+ * parts 1-2 only (no rebalance) the push sets the weights with
+ * MPOL_REWEIGHT_GLOBAL and then moves the pages with move_pages; without
+ * process_mpol_reweight, portable mode places them with move_pages alone.
  *
  * One thread, one poll() loop: the control socket, its clients, a pidfd per
  * target (readable when the target exits), a self-pipe for SIGTERM/SIGINT,
@@ -58,7 +61,10 @@ static void usage(FILE *f)
 		   "proximity (DWP) with the lowest stall rate and pushes the weights for each\n"
 		   "step into the kernel (process_mpol_reweight with MPOL_REWEIGHT_REBALANCE and\n"
 		   "MPOL_REWEIGHT_GLOBAL), which moves the pages; shared memory (shmem, memfd,\n"
-		   "SysV) is left alone.  On a kernel without the BWAP series it places the pages\n"
+		   "SysV) is left alone.  On a kernel with the series' parts 1-2 only (no kernel\n"
+		   "rebalance) each push sets the weights with process_mpol_reweight and then\n"
+		   "moves the pages itself with move_pages.  On a kernel without the BWAP series\n"
+		   "(or with its part 1 only: no process_mpol_reweight) it places the pages\n"
 		   "itself with move_pages, or, where the kernel has DAMON with weighted dests\n"
 		   "and bwapd.conf says write_global_weights = yes, through the global table and\n"
 		   "a DAMON scheme (bwapd(8), Backends).  Targets come from 'bwapctl run',\n"
@@ -314,6 +320,9 @@ static int start_up(void)
 	}
 	/* Without the series every push is a user-space placement with move_pages. */
 	bwapd.portable_mode = bwap_kernel_mode() != BWAP_KERNEL_SERIES;
+	/* Parts 1-2 of the series: the weights go to the kernel, the pages move from user space. */
+	bwapd.user_moves = !bwapd.portable_mode && bwap_kernel_rebalance() != BWAP_REBALANCE_KERNEL;
+	/* portable mode places default and interleave memory too, so it counts them */
 	bwap_pagedist_portable(bwapd.portable_mode);
 	/* nothing the loop opens needs them; the worker raises its own where it must (worker.c) */
 	bwapd_drop_dac();
@@ -362,6 +371,8 @@ static void announce(int ready_fd, double *next_scan)
 	       bwapd.conf.tuner.interval, bwapd.conf.tuner.trim, bwapd.conf.tuner.drift);
 	logmsg("kernel: %s; %s", bwap_kernel_mode_name(bwap_kernel_mode()), bwapd.portable_mode ?
 	       "portable mode: each push places the target's pages with move_pages (the minimum moves)" :
+	       bwapd.user_moves ? "pushes set the weights with process_mpol_reweight (MPOL_REWEIGHT_GLOBAL, "
+				  "no MPOL_REWEIGHT_REBALANCE), then move the pages with move_pages (the minimum moves)" :
 	       "pushes with process_mpol_reweight");
 	(void)perr;
 	if (bwapd.portable_mode)

@@ -232,6 +232,13 @@ static int weights_at(struct target *t, double dwp, struct bwap_weights *w)
  * are left alone (bwapd(8)).
  */
 #define BWAPD_PUSH_FLAGS (MPOL_REWEIGHT_REBALANCE | MPOL_REWEIGHT_GLOBAL)
+/*
+ * The same on a kernel with the series' parts 1-2 (bwapd.user_moves),
+ * which refuses MPOL_REWEIGHT_REBALANCE with EINVAL: the call sets the
+ * weights only, so that later faults follow them, and the worker then
+ * moves the resident pages with move_pages (worker.c).
+ */
+#define BWAPD_PUSH_FLAGS_USER_MOVES MPOL_REWEIGHT_GLOBAL
 
 /*
  * Queue a push of w for the worker thread (worker.c): a portable
@@ -264,7 +271,7 @@ static int queue_push(struct target *t, enum push_job_kind kind, double dwp, con
 	j->pid = t->pid;
 	j->nr_nodes = bwapd.matrix->nr_nodes;
 	j->w = *w;
-	j->flags = BWAPD_PUSH_FLAGS;
+	j->flags = bwapd.user_moves ? BWAPD_PUSH_FLAGS_USER_MOVES : BWAPD_PUSH_FLAGS;
 	j->dwp = dwp;
 	j->after = after;
 	snprintf(j->why, sizeof(j->why), "%s", why);
@@ -291,16 +298,21 @@ static const char *dwp_text(double dwp, char *buf, size_t len)
 	return buf;
 }
 
-/* A finished portable placement; -1 if the target is gone. */
-static int placed(struct target *t, const struct push_job *j)
+/*
+ * A finished move_pages placement, after how ("" in portable mode, or
+ * "process_mpol_reweight set them, then " on parts 1-2); -1 if the target
+ * is gone.
+ */
+static int placed(struct target *t, const struct push_job *j, const char *how)
 {
 	const struct bwap_place_stats *st = &j->st;
 	char ws[256], b1[256] = "", b2[256] = "", b3[128], dt[32];
 	size_t n1 = 0, n2 = 0;
 
 	if (j->rc) {
-		logmsg("pid %d: placing pages for %s (weights %s) failed: %s", t->pid, dwp_text(j->dwp, dt, sizeof(dt)),
-		       weights_str(&j->w, ws, sizeof(ws)), j->err);
+		logmsg("pid %d: placing pages for %s (weights %s) failed: %s%s", t->pid, dwp_text(j->dwp, dt, sizeof(dt)),
+		       weights_str(&j->w, ws, sizeof(ws)), j->err, how[0] ?
+		       " (process_mpol_reweight had set the weights: new pages follow them)" : "");
 		return j->gone ? -1 : 0;
 	}
 	t->pushes++;
@@ -311,10 +323,10 @@ static int placed(struct target *t, const struct push_job *j)
 		n1 += snprintf(b1 + n1, sizeof(b1) - n1, "%s%ld", i ? "," : "", st->after[i]);
 		n2 += snprintf(b2 + n2, sizeof(b2) - n2, "%s%ld", i ? "," : "", st->target[i]);
 	}
-	logmsg("pid %d: push #%ld (%s) %s weights %s: move_pages moved %ld of %ld pages (minimum %ld), "
+	logmsg("pid %d: push #%ld (%s) %s weights %s: %smove_pages moved %ld of %ld pages (minimum %ld), "
 	       "not moved %ld; pages now %s, shares %s; %ld large folio(s) of %ld pages, %ld moved whole%s%s%s%s",
 	       t->pid, t->pushes, j->why, dwp_text(j->dwp, dt, sizeof(dt)), weights_str(&j->w, ws, sizeof(ws)),
-	       st->moved, st->pages, st->minimum, st->failed, b1, b2, st->large_folios, st->large_size,
+	       how, st->moved, st->pages, st->minimum, st->failed, b1, b2, st->large_folios, st->large_size,
 	       st->large_moved, st->folios_known == BWAP_FOLIOS_ALL ? "" : " (folios not all known: ",
 	       st->folios_known == BWAP_FOLIOS_ALL ? "" : st->why,
 	       st->folios_known == BWAP_FOLIOS_ALL ? "" : "; the rest planned page by page)",
@@ -328,6 +340,7 @@ static int placed(struct target *t, const struct push_job *j)
 const char *bwapd_backend_name(enum bwapd_backend b)
 {
 	return b == BWAPD_BACKEND_REWEIGHT ? "process_mpol_reweight" : b == BWAPD_BACKEND_DAMON ? "damon" :
+	       b == BWAPD_BACKEND_REWEIGHT_USER ? "process_mpol_reweight+move_pages" :
 	       "move_pages";
 }
 
@@ -470,7 +483,12 @@ static enum bwapd_backend choose_backend(struct target *t, struct bwap_range *r,
 		if (bwapd.damon_usable)
 			logmsg("%s", bwapd.damon_why);
 	}
-	if (!bwapd.portable_mode) {
+	if (!bwapd.portable_mode && bwapd.user_moves) {
+		b = BWAPD_BACKEND_REWEIGHT_USER;
+		snprintf(why, sizeof(why), "the kernel has the BWAP series without its rebalance (%s): "
+			 "process_mpol_reweight sets the weights, move_pages moves the pages",
+			 bwap_rebalance_name(bwap_kernel_rebalance()));
+	} else if (!bwapd.portable_mode) {
 		b = BWAPD_BACKEND_REWEIGHT;
 		snprintf(why, sizeof(why), "the kernel has the BWAP series");
 	} else if (!bwapd.damon_usable) {
@@ -722,6 +740,9 @@ static int reweighted(struct target *t, const struct push_job *j)
 {
 	char ws[256], dt[32];
 
+	/* parts 1-2: the call set the weights (no rebalance); move_pages moved the pages after it */
+	if (j->placed)
+		return placed(t, j, "process_mpol_reweight set them (MPOL_REWEIGHT_GLOBAL), then ");
 	if (j->rc) {
 		int e = j->errnum;
 
@@ -777,7 +798,7 @@ void push_done(struct push_job *j)
 	{
 		long moved = t->moved;
 
-		r = j->kind == PUSH_JOB_PLACE ? placed(t, j) : reweighted(t, j);
+		r = j->kind == PUSH_JOB_PLACE ? placed(t, j, "") : reweighted(t, j);
 		if (!j->rc) {
 			bwapd.stats.pushes++;
 			bwapd.stats.pages_moved += t->moved - moved;

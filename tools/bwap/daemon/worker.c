@@ -2,8 +2,9 @@
 /*
  * bwapd's worker: the one thread that does a push's work (a portable
  * placement with move_pages, or process_mpol_reweight and the page counts
- * around it), so that the poll loop that serves the control socket never
- * waits on it.  The loop queues a job with worker_queue() and goes on; the
+ * around it, or on the series' parts 1-2 process_mpol_reweight and then
+ * a move_pages placement), so that the poll loop that serves the control
+ * socket never waits on it.  The loop queues a job with worker_queue() and goes on; the
  * worker does it and says so through a pipe that the loop polls
  * (worker_fd()); the loop then takes the finished jobs (worker_reap()) and
  * applies them to their targets.
@@ -104,28 +105,42 @@ static void count_series(struct push_job *j)
 	bwap_pagedist_free(&d);
 }
 
+/*
+ * A move_pages placement of the job's weights (lib/place.c) into j->st
+ * and the counts: of every anonymous mapping the program did not bind
+ * itself (portable mode), or with only_wi of the weighted-interleave
+ * ones, which the kernel's rebalance would move (parts 1-2).
+ */
+static void place_job(struct push_job *j, int only_wi)
+{
+	dac_read(1);
+	j->rc = (only_wi ? bwap_place_pages_wi : bwap_place_pages)(j->pid, &j->w, 0, &j->st, j->err,
+								   sizeof(j->err));
+	dac_read(0);
+	j->gone = j->rc && kill(j->pid, 0) && errno == ESRCH;
+	if (!j->rc) {
+		memcpy(j->now, j->st.after, sizeof(j->now));
+		memcpy(j->target, j->st.target, sizeof(j->target));
+		j->total = j->st.pages;
+		j->have_counts = 1;
+	}
+}
+
 static void do_job(struct push_job *j)
 {
 	double t0 = mono();
 
 	j->err[0] = '\0';
 	if (j->kind == PUSH_JOB_PLACE) {
-		dac_read(1);
-		j->rc = bwap_place_pages(j->pid, &j->w, 0, &j->st, j->err, sizeof(j->err));
-		dac_read(0);
-		j->gone = j->rc && kill(j->pid, 0) && errno == ESRCH;
-		if (!j->rc) {
-			memcpy(j->now, j->st.after, sizeof(j->now));
-			memcpy(j->target, j->st.target, sizeof(j->target));
-			j->total = j->st.pages;
-			j->have_counts = 1;
-		}
+		place_job(j, 0);
 	} else {
 		unsigned char wb[BWAP_MAX_NODES] = { 0 };
 		struct bwap_pagedist d;
 
 		j->expect = -1;
-		if (!bwap_pagedist_read(j->pid, j->nr_nodes, &d, j->err, sizeof(j->err))) {
+		/* the kernel's expected moves, for its log line; parts 1-2 count in the placement */
+		if ((j->flags & MPOL_REWEIGHT_REBALANCE) &&
+		    !bwap_pagedist_read(j->pid, j->nr_nodes, &d, j->err, sizeof(j->err))) {
 			for (int i = 0; i < j->w.nr_nodes; i++)
 				wb[i] = bwap_nodeset_has(j->w.nodes, i) ? j->w.w[i] : 0;
 			j->expect = bwap_pagedist_targets(&d, wb, j->target);
@@ -138,8 +153,19 @@ static void do_job(struct push_job *j)
 		j->vm_after = bwap_vmstat_moved();
 		j->rc = j->ret < 0 ? -1 : 0;
 		j->gone = j->errnum == ESRCH;
-		if (!j->rc)
+		if (!j->rc && !(j->flags & MPOL_REWEIGHT_REBALANCE)) {
+			/*
+			 * Parts 1-2: the weights are set (later faults follow
+			 * them); the resident pages under weighted interleave,
+			 * those the kernel's rebalance would move, move from
+			 * here as portable mode moves them (the minimum, in folio
+			 * units).
+			 */
+			place_job(j, 1);
+			j->placed = 1;
+		} else if (!j->rc) {
 			count_series(j);
+		}
 	}
 	j->seconds = mono() - t0;
 }

@@ -200,8 +200,29 @@ int bwap_hmsdk_weights(const double *row, bwap_nodeset nodes, int nr_nodes, unsi
  */
 enum bwap_kernel_mode { BWAP_KERNEL_STOCK, BWAP_KERNEL_STOCK_WI, BWAP_KERNEL_SERIES };
 enum bwap_kernel_mode bwap_kernel_mode(void);
-/* "BWAP series", "stock with weighted interleave", "stock" */
+/*
+ * "BWAP series" (parts 1-3, or a kernel that has the whole series), "BWAP
+ * series without rebalance (parts 1-2)" (bwap_kernel_rebalance() below),
+ * "stock with weighted interleave", "stock".
+ */
 const char *bwap_kernel_mode_name(enum bwap_kernel_mode m);
+/*
+ * Whether the kernel moves pages when weights change (the series' part 3:
+ * MPOL_REWEIGHT_REBALANCE, MPOL_ARGS_REBALANCE).  On a series kernel
+ * without it (parts 1-2: process_mpol_reweight changes weights only) the
+ * tools set the weights with process_mpol_reweight and move the resident
+ * pages from user space with move_pages (lib/place.c), as portable mode
+ * does.  Probed once with a call that changes nothing (mempolicy.c).
+ */
+enum bwap_rebalance {
+	BWAP_REBALANCE_NO_CALL,		/* no process_mpol_reweight (stock, or the series' part 1) */
+	BWAP_REBALANCE_UNKNOWN_FLAG,	/* process_mpol_reweight without it: parts 1-2 */
+	BWAP_REBALANCE_NOT_BUILT,	/* the whole series, CONFIG_NUMA_POLICY_REBALANCE off */
+	BWAP_REBALANCE_KERNEL,		/* the kernel rebalances */
+};
+enum bwap_rebalance bwap_kernel_rebalance(void);
+/* One line for logs: "kernel rebalance", "no kernel rebalance: ..." */
+const char *bwap_rebalance_name(enum bwap_rebalance r);
 
 long bwap_sys_mbind(void *addr, unsigned long len, int mode, const unsigned long *mask,
 		    unsigned long maxnode, unsigned int flags);
@@ -569,6 +590,7 @@ struct bwap_place_stats {
 	char why[160];
 	double seconds;				/* the query and the moves (not the check after) */
 	long kept_mappings;			/* mappings left alone: the program's own bind/prefer/local */
+	long not_wi_mappings;			/* bwap_place_pages_wi(): not weighted interleave, left alone */
 };
 
 /* One move of bwap_place_plan(): unit index in the list, destination node. */
@@ -603,6 +625,14 @@ int bwap_place_moves(pid_t pid, const struct bwap_unit_list *l, const struct bwa
  */
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen);
+/*
+ * The same for the mappings under weighted interleave only (numa_maps),
+ * the memory the kernel's rebalance moves: what stands in for it on a
+ * kernel whose process_mpol_reweight has no MPOL_REWEIGHT_REBALANCE (the
+ * series' parts 1-2).  The others are counted in st->not_wi_mappings.
+ */
+int bwap_place_pages_wi(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
+			char *err, size_t errlen);
 /*
  * The same for [start, start + len) of the calling process, counted as
  * one mapping: its present pages end at w's largest-remainder shares.

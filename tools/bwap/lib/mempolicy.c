@@ -154,8 +154,62 @@ enum bwap_kernel_mode bwap_kernel_mode(void)
 	return BWAP_KERNEL_STOCK;
 }
 
+/*
+ * Whether process_mpol_reweight takes MPOL_REWEIGHT_REBALANCE, asked so
+ * that nothing changes.  The call checks its flags first, then its
+ * arguments (a size, pol_maxnodes and a non-zero weight for a possible
+ * node), and only then the pidfd: with valid arguments (pol_maxnodes 1,
+ * node 0's weight 1) and pidfd -1, a kernel that knows the flag answers
+ * EBADF; the series' parts 1-2 answer EINVAL (a flag they do not know); a
+ * series kernel built without CONFIG_NUMA_POLICY_REBALANCE (no
+ * migration) answers EOPNOTSUPP; a kernel without the call ENOSYS.  The
+ * answer is the kernel's and does not change while it runs: asked once.
+ */
+enum bwap_rebalance bwap_kernel_rebalance(void)
+{
+	static volatile int known = -1;		/* racing first askers get the same answer */
+	unsigned char weight[1] = { 1 };
+	struct mpol_reweight_args args;
+	long ret;
+
+	if (known >= 0)
+		return known;
+	memset(&args, 0, sizeof(args));
+	args.pol_maxnodes = 1;
+	args.il_weights = (uintptr_t)weight;
+	ret = syscall(__NR_process_mpol_reweight, -1, &args, sizeof(args), MPOL_REWEIGHT_REBALANCE);
+	if (ret >= 0 || errno == EBADF)
+		known = BWAP_REBALANCE_KERNEL;
+	else if (errno == EINVAL)
+		known = BWAP_REBALANCE_UNKNOWN_FLAG;
+	else if (errno == EOPNOTSUPP)
+		known = BWAP_REBALANCE_NOT_BUILT;
+	else
+		known = BWAP_REBALANCE_NO_CALL;
+	return known;
+}
+
+const char *bwap_rebalance_name(enum bwap_rebalance r)
+{
+	return r == BWAP_REBALANCE_KERNEL ? "kernel rebalance" :
+	       r == BWAP_REBALANCE_UNKNOWN_FLAG ? "no kernel rebalance: the series' parts 1-2 "
+						  "(process_mpol_reweight refuses MPOL_REWEIGHT_REBALANCE)" :
+	       r == BWAP_REBALANCE_NOT_BUILT ? "no kernel rebalance: built without CONFIG_NUMA_POLICY_REBALANCE" :
+	       "no process_mpol_reweight";
+}
+
 const char *bwap_kernel_mode_name(enum bwap_kernel_mode m)
 {
-	return m == BWAP_KERNEL_SERIES ? "BWAP series" :
-	       m == BWAP_KERNEL_STOCK_WI ? "stock with weighted interleave" : "stock";
+	if (m == BWAP_KERNEL_SERIES) {
+		/* a mode is always the running kernel's (bwap_kernel_mode()) */
+		switch (bwap_kernel_rebalance()) {
+		case BWAP_REBALANCE_UNKNOWN_FLAG:
+			return "BWAP series without rebalance (parts 1-2)";
+		case BWAP_REBALANCE_NOT_BUILT:
+			return "BWAP series without rebalance (CONFIG_NUMA_POLICY_REBALANCE off)";
+		default:
+			return "BWAP series";
+		}
+	}
+	return m == BWAP_KERNEL_STOCK_WI ? "stock with weighted interleave" : "stock";
 }

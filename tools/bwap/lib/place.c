@@ -86,13 +86,40 @@ static int own_binding(const char *numa_maps, unsigned long start)
 }
 
 /*
+ * Is the mapping at start under weighted interleave, as numa_maps shows
+ * it (its own VMA policy, or the task policy)?  Only such memory moves
+ * when the kernel rebalances (MPOL_REWEIGHT_REBALANCE), so the placement
+ * that stands in for it on the series' parts 1-2 moves only that too.
+ */
+static int weighted_interleave(const char *numa_maps, unsigned long start)
+{
+	char key[32];
+	const char *line;
+
+	if (!numa_maps)
+		return 0;
+	snprintf(key, sizeof(key), "%lx ", start);
+	for (line = numa_maps; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if (!strncmp(line, key, strlen(key)))
+			return !strncmp(line + strlen(key), "weighted interleave", 19);
+	return 0;
+}
+
+/* What list_process() is given and counts. */
+struct process_scope {
+	int only_wi;		/* only weighted-interleave mappings (bwap_place_pages_wi()) */
+	long kept;		/* mappings under the program's own bind, prefer or local policy */
+	long not_wi;		/* with only_wi: mappings under another policy, left alone */
+};
+
+/*
  * Every present page of pid's private anonymous writable mappings (the
  * heap and anonymous mmaps: what an interleave policy places) that this
  * process maps alone (shared pages after a fork cannot move with
  * MPOL_MF_MOVE), as units (lib/folios.c), without their nodes yet.
  */
-static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r, long *kept,
-			 char *err, size_t errlen)
+static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_reader *r,
+			 struct process_scope *sc, char *err, size_t errlen)
 {
 	struct bwap_range *rg = malloc(MAX_MAPPINGS * sizeof(*rg));
 	char path[64], *numa_maps;
@@ -110,7 +137,11 @@ static int list_mappings(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_
 	l->n = 0;
 	for (int i = 0; i < n; i++) {
 		if (own_binding(numa_maps, rg[i].start)) {
-			(*kept)++;
+			sc->kept++;
+			continue;
+		}
+		if (sc->only_wi && !weighted_interleave(numa_maps, rg[i].start)) {
+			sc->not_wi++;
 			continue;
 		}
 		if (bwap_folio_scan(r, rg[i].start, rg[i].end, i + 1, 1, l)) {
@@ -331,17 +362,30 @@ static int list_process(pid_t pid, struct bwap_unit_list *l, struct bwap_folio_r
 	return list_mappings(pid, l, r, arg, err, errlen);
 }
 
+static int place_process(pid_t pid, const struct bwap_weights *w, int dry_run, int only_wi,
+			 struct bwap_place_stats *st, char *err, size_t errlen)
+{
+	struct bwap_unit_list l = { 0 };
+	struct process_scope sc = { .only_wi = only_wi };
+	int ret;
+
+	ret = place_list(pid, &l, w, dry_run, st, list_process, &sc, err, errlen);
+	st->kept_mappings = sc.kept;
+	st->not_wi_mappings = sc.not_wi;
+	bwap_unit_list_free(&l);
+	return ret;
+}
+
 int bwap_place_pages(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
 		     char *err, size_t errlen)
 {
-	struct bwap_unit_list l = { 0 };
-	long kept = 0;
-	int ret;
+	return place_process(pid, w, dry_run, 0, st, err, errlen);
+}
 
-	ret = place_list(pid, &l, w, dry_run, st, list_process, &kept, err, errlen);
-	st->kept_mappings = kept;
-	bwap_unit_list_free(&l);
-	return ret;
+int bwap_place_pages_wi(pid_t pid, const struct bwap_weights *w, int dry_run, struct bwap_place_stats *st,
+			char *err, size_t errlen)
+{
+	return place_process(pid, w, dry_run, 1, st, err, errlen);
 }
 
 struct range {
