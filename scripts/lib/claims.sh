@@ -21,10 +21,10 @@
 # A row with none fails, as does evidence that is not there.  Sourced
 # after common.sh by check-series, never run.
 
-# claims_check TABLE KTREE END: dies on the first row not shown; prints
-# how many rows and pieces of evidence were checked.
 # claims_part_end KTREE END P: the last commit of part P of the series
-# ending at END (the one before the first patch of part P+1).
+# ending at END (the one before the first patch of part P+1), from the
+# parts file beside claims_check's $table; nothing if no patch has that
+# subject (the caller says so: a die here would only end the $(...)).
 claims_part_end() {
 	local ktree=$1 end=$2 p=$3 next c
 	next=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$(dirname "$table")/parts" | sed -n "$((p + 1))p")
@@ -35,9 +35,10 @@ claims_part_end() {
 			return
 		fi
 	done
-	die "$where: no patch of the series has the subject '$next' (parts)"
 }
 
+# claims_check TABLE KTREE END: dies on the first row not shown; prints
+# how many rows and pieces of evidence were checked.
 claims_check() {
 	local table=$1 ktree=$2 end=$3 line ev kind rest path text n=0 e=0 where rev
 	where=${table#"$BWAP_ROOT"/}
@@ -83,6 +84,7 @@ claims_check() {
 				rev=$end
 				if [ "$kind" = part-kunit-cases ]; then
 					rev=$(claims_part_end "$ktree" "$end" "${rest%%:*}")
+					[ -n "$rev" ] || die "$where row $n: part ${rest%%:*} has no end in the series (parts)"
 					rest=${rest#*:}
 				fi
 				got=$( { git -C "$ktree" grep -h 'KUNIT_CASE' "$rev" -- 'mm/tests/mempolicy*_kunit.c' || true; } |
@@ -92,6 +94,7 @@ claims_check() {
 				;;
 			part-code)
 				rev=$(claims_part_end "$ktree" "$end" "${rest%%:*}")
+				[ -n "$rev" ] || die "$where row $n: part ${rest%%:*} has no end in the series (parts)"
 				rest=${rest#*:}
 				path=${rest%%:*} text=${rest#*:}
 				git -C "$ktree" show "$rev:$path" 2>/dev/null | grep -F -- "$text" >/dev/null ||
