@@ -440,22 +440,6 @@ static long rebalance_to(struct _test_data_gigantic *self, int dst)
 #define TRACING "/sys/kernel/tracing"
 #define MIGRATE_EVENT "events/migrate/mm_migrate_pages/enable"
 
-/* Write @text to tracefs file @name, truncating it ("trace": clear); 0 or -1. */
-static int tracing_write(const char *name, const char *text)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), TRACING "/%s", name);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /*
  * Trace each migrate_pages() call (mm_migrate_pages), from an empty
  * buffer: true if tracing is there (tracefs mounted if need be).
@@ -464,8 +448,8 @@ static bool migrate_trace_start(void)
 {
 	if (access(TRACING "/" MIGRATE_EVENT, F_OK))
 		mount("tracefs", TRACING, "tracefs", 0, NULL);
-	return !tracing_write("trace", "") && !tracing_write(MIGRATE_EVENT, "1") &&
-	       !tracing_write("tracing_on", "1");
+	return !wi_tracing_write("trace", "") && !wi_tracing_write(MIGRATE_EVENT, "1") &&
+	       !wi_tracing_write("tracing_on", "1");
 }
 
 /*
@@ -480,7 +464,7 @@ static int migrate_trace_calls(struct __test_metadata *_metadata, long *ok,
 	int n = 0;
 	FILE *f;
 
-	if (tracing_write(MIGRATE_EVENT, "0"))
+	if (wi_tracing_write(MIGRATE_EVENT, "0"))
 		return -1;
 	f = fopen(TRACING "/trace", "r");
 	if (!f)
@@ -498,7 +482,7 @@ static int migrate_trace_calls(struct __test_metadata *_metadata, long *ok,
 		n++;
 	}
 	fclose(f);
-	tracing_write("trace", "");
+	wi_tracing_write("trace", "");
 	return n;
 }
 

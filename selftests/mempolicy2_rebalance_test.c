@@ -174,22 +174,6 @@ TEST_F(rebalance, vma_1111_to_4211_and_back_moves_minimum)
 #define TRACING "/sys/kernel/tracing"
 #define TP_DIR TRACING "/events/mempolicy/mpol_rebalance"
 
-/* Write @text to tracefs file @name, truncating it ("trace": clear); 0 or -1. */
-static int tracing_write(const char *name, const char *text)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), TRACING "/%s", name);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
 /* tracefs is there, mounted if need be, with the mpol_rebalance event. */
 static bool tracing_ready(void)
 {
@@ -201,17 +185,17 @@ static bool tracing_ready(void)
 /* Trace only mpol_rebalance, from an empty buffer; 0 or -1. */
 static int tracing_start(void)
 {
-	if (tracing_write("tracing_on", "0") || tracing_write("trace", "") ||
-	    tracing_write("events/mempolicy/mpol_rebalance/enable", "1"))
+	if (wi_tracing_write("tracing_on", "0") || wi_tracing_write("trace", "") ||
+	    wi_tracing_write("events/mempolicy/mpol_rebalance/enable", "1"))
 		return -1;
-	return tracing_write("tracing_on", "1");
+	return wi_tracing_write("tracing_on", "1");
 }
 
 static int tracing_stop(void)
 {
-	if (tracing_write("tracing_on", "0"))
+	if (wi_tracing_write("tracing_on", "0"))
 		return -1;
-	return tracing_write("events/mempolicy/mpol_rebalance/enable", "0");
+	return wi_tracing_write("events/mempolicy/mpol_rebalance/enable", "0");
 }
 
 /*

@@ -593,6 +593,25 @@ static inline int wi_write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/*
+ * Write @text to tracefs file @name, truncating it ("trace": clear), as
+ * the tests that count a tracepoint's hits need; 0 or -1.
+ */
+static inline int wi_tracing_write(const char *name, const char *text)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/%s", name);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
 /* The number a one-value file such as /proc/sys/kernel/X holds, or -1. */
 static inline long wi_read_long(const char *path)
 {
