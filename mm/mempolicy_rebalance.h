@@ -55,11 +55,12 @@ struct mpol_rebalance_rec {
 
 /*
  * Large folio sizes planned in one range, largest first: one for each
- * folio order from 1 to PMD_ORDER, so every mTHP size and the PMD size
- * (a hugetlb VMA has a single size).  Folios of a size beyond these would
- * stay where they are and count as fixed.
+ * folio order from 1 to MAX_PAGE_ORDER, so every mTHP size and the PMD
+ * size (a hugetlb VMA has a single size).  Folios of a size beyond these
+ * would stay where they are and count as fixed.  Not PMD_ORDER: it sizes
+ * arrays, and powerpc's book3s64 sets PMD_ORDER at boot.
  */
-#define REBALANCE_SIZES PMD_ORDER
+#define REBALANCE_SIZES MAX_PAGE_ORDER
 
 /**
  * struct mpol_rebalance_class - the plan for one kind of folio in a range
