@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -311,6 +312,7 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
  */
 #define WALK_STEP_TABLES 32
 #define WALK_TABLES (512 * WALK_STEP_TABLES)
+#define WALK_TRIES 3
 
 /*
  * A rebalance with nothing to move still walks its whole range, to count
@@ -323,6 +325,9 @@ TEST_F_TIMEOUT(big, kill_ends_the_call_at_a_batch, 300)
  * of the call at most.  A walk under one hold keeps it waiting from the
  * moment it asks until the walk ends (83% to 99% of the call, on
  * kernels with the walk under one hold); the check allows a quarter.
+ * A host that leaves the walker's virtual CPU unscheduled in a step
+ * keeps the thread waiting too, so the call is made up to WALK_TRIES
+ * times, and one try that passes is enough: one hold fails every try.
  */
 TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 {
@@ -337,9 +342,9 @@ TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 	struct mpol_args args;
 	int nodes[WI_MAX_NODES], node, nr;
 	long during, ret;
+	int i, attempt;
 	double took;
 	char *p;
-	int i;
 
 	nr = wi_memory_nodes(nodes, WI_MAX_NODES);
 	ASSERT_LE(1, nr);
@@ -361,22 +366,26 @@ TEST_F_TIMEOUT(big, walk_lets_mmap_lock_go, 300)
 	call.p = p;
 	call.len = len;
 	call.args = &args;
-	ret = race_call(_metadata, &r, mbind2_rebalance, &call, &s0, &s1,
-			&took, &during);
-
-	ASSERT_EQ(0, ret) TH_LOG("mbind2: %s", strerror(errno));
-	TH_LOG("%ld pages counted in %.3f s", wi_rebalance_delta(&s0, &s1).scanned,
-	       took);
-	TH_LOG("the other thread made %ld mmap/munmap pairs, longest %.1f%% of the call",
-	       during, 100.0 * r.longest / took);
-	EXPECT_EQ(WALK_TABLES, wi_rebalance_delta(&s0, &s1).scanned);
-	EXPECT_EQ(0, wi_rebalance_delta(&s0, &s1).moved);
+	for (attempt = 1; attempt <= WALK_TRIES; attempt++) {
+		memset(&r, 0, sizeof(r));
+		ret = race_call(_metadata, &r, mbind2_rebalance, &call, &s0, &s1,
+				&took, &during);
+		ASSERT_EQ(0, ret) TH_LOG("mbind2: %s", strerror(errno));
+		TH_LOG("try %d: %ld pages counted in %.3f s", attempt,
+		       wi_rebalance_delta(&s0, &s1).scanned, took);
+		TH_LOG("try %d: %ld mmap/munmap pairs meanwhile, longest %.1f%% of the call",
+		       attempt, during, 100.0 * r.longest / took);
+		EXPECT_EQ(WALK_TABLES, wi_rebalance_delta(&s0, &s1).scanned);
+		EXPECT_EQ(0, wi_rebalance_delta(&s0, &s1).moved);
+		if (took / 4 > r.longest && during >= 32)
+			break;
+	}
 	/*
 	 * No pair waited for a quarter of the call: a walk under one hold
 	 * keeps one waiting nearly all of it.  And the thread did ask for
 	 * the lock all through the call, 32 times at least: a virtual CPU
 	 * can go unscheduled by its host for a whole walk, and then nothing
-	 * waited.
+	 * waited.  (The last try is judged: the first that passed, if any.)
 	 */
 	EXPECT_GT(took / 4, r.longest);
 	EXPECT_LE(32, during);
